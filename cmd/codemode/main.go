@@ -1,0 +1,31 @@
+// Command codemode is an MCP server with one tool, run_python, that runs
+// Python in a hardened sandbox. See README.md.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/codemode/codemode/internal/cli"
+	"github.com/codemode/codemode/internal/sandbox/linuxns"
+)
+
+func main() {
+	// The binary re-executes itself as the native sandbox's init.
+	if linuxns.IsInit() {
+		os.Exit(linuxns.InitMain())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	var self []string
+	if exe, err := os.Executable(); err == nil {
+		self = append(self, exe)
+	}
+	code := cli.Run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Environ: os.Environ(), Home: home, Cwd: cwd, Self: self})
+	stop()
+	os.Exit(code)
+}

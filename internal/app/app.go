@@ -1,0 +1,367 @@
+// Package app wires codemode together from its settings: the sandbox
+// backend, the executor, the MCP server. Only cmd/codemode (through cli) and
+// the end-to-end tests know every package; App is shared by both.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/config"
+	"github.com/codemode/codemode/internal/executor"
+	"github.com/codemode/codemode/internal/interpreter"
+	"github.com/codemode/codemode/internal/mcpserver"
+	"github.com/codemode/codemode/internal/proxy"
+	"github.com/codemode/codemode/internal/sandbox"
+	"github.com/codemode/codemode/internal/sandbox/container"
+	"github.com/codemode/codemode/internal/sandbox/linuxns"
+	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/statestore"
+	"github.com/codemode/codemode/internal/tooldocs"
+	"github.com/codemode/codemode/internal/toon"
+	"github.com/codemode/codemode/internal/upstream"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// App is a configured codemode.
+type App struct {
+	Settings     config.Settings
+	Backend      sandbox.Backend
+	Capabilities sandbox.Capabilities
+	Servers      *serverconfig.Result
+	Pool         *upstream.Pool
+	Executor     *executor.Manager
+	Server       *mcpserver.Server
+	Manual       string
+	Log          *slog.Logger
+	sessionsDir  string
+}
+
+// Inputs is what App takes from the process besides settings.
+type Inputs struct {
+	Environ     []string // os.Environ()
+	Home, Cwd   string
+	ConfigFiles []string // --config, in order
+	Self        []string // paths of this executable, for the self-reference guard
+}
+
+// LoadServers discovers the configured MCP servers.
+func LoadServers(ctx context.Context, in Inputs) (*serverconfig.Result, error) {
+	return serverconfig.Load(ctx, serverconfig.Env{
+		Vars: serverconfig.VarsFromEnviron(in.Environ), Home: in.Home, Cwd: in.Cwd, Self: in.Self,
+	}, serverconfig.Options{Explicit: in.ConfigFiles})
+}
+
+// Version is set at build time with -ldflags "-X ...app.Version=...".
+var Version = "dev"
+
+// New builds an App: it selects and probes the backend and refuses to start
+// when the backend cannot enforce what the settings ask for (unless the
+// settings allow a weaker sandbox).
+func New(ctx context.Context, s config.Settings, in Inputs, log *slog.Logger) (*App, error) {
+	servers, err := LoadServers(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range servers.Warnings {
+		log.Warn("MCP server configuration", "warning", w.String())
+	}
+	for _, sk := range servers.Skipped {
+		log.Info("MCP server skipped", "server", sk.Name, "reason", sk.String(), "source", sk.Source)
+	}
+	backend, caps, err := selectBackend(ctx, s, in.Environ, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("sandbox backend selected", "backend", backend.Name(), "protections", caps.Summary())
+	if missing := caps.Missing(required(s)); len(missing) > 0 {
+		msg := fmt.Sprintf("sandbox backend %s cannot enforce: %s", backend.Name(), strings.Join(missing, ", "))
+		if !s.AllowWeaker {
+			return nil, errors.New(msg + " (set --allow-weaker-sandbox or CODEMODE_ALLOW_WEAKER_SANDBOX=1 to run anyway)")
+		}
+		log.Warn(msg + "; running anyway because a weaker sandbox is allowed")
+	}
+	limits := Limits(s)
+	catalog := tooldocs.NewCatalog(nil)
+	var px *proxy.Proxy
+	pool := upstream.New(upstream.Options{
+		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
+		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
+		OnTools: func(server string, tools []*mcp.Tool) { px.ToolsChanged(server, tools) },
+		Logger:  log.With("component", "upstream"),
+	})
+	px = proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Logger: log.With("component", "proxy")})
+	log.Info("MCP servers configured", "count", len(servers.Servers))
+	manual := mcpserver.Manual(mcpserver.ManualInfo{
+		Backend: caps, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
+		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
+		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
+		Helpers: helpers, DataDir: dataDirMode(s),
+	})
+	boot, err := json.Marshal(map[string]any{"manual": manual, "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels})
+	if err != nil {
+		return nil, err
+	}
+	sessionsDir := filepath.Join(s.StateDir, "sessions", ownerName())
+	artifacts.SweepSiblings(sessionsDir, ownerNameAlive)
+	files, err := artifacts.New(artifacts.Options{Dir: sessionsDir})
+	if err != nil {
+		return nil, err
+	}
+	var mounts []sandbox.Mount
+	if s.DataDir != "" {
+		if err := readableByOthers(s.DataDir); err != nil {
+			return nil, fmt.Errorf("data-dir: %w", err)
+		}
+		mounts = append(mounts, sandbox.Mount{Source: s.DataDir, Target: "/workspace/data", Writable: s.DataWritable})
+	}
+	exec := executor.New(executor.Options{
+		Backend: backend, Limits: limits, Python: s.Python,
+		DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
+		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
+		MaxClientSessions: s.MaxClientSessions, Spares: s.Spares,
+		BootConfig: jsontext.Value(boot), Logger: log,
+		RPC:       func(owner, session string) interpreter.RPCHandler { return px.Handler() },
+		Preload:   px.Preload,
+		Loaded:    px.Loaded,
+		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
+		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		State:  statestore.New(statestore.Options{Dir: s.StateDir}),
+		TOON:   encodeTOON,
+	})
+	mode := s.OutputMode
+	srv := mcpserver.New(mcpserver.Options{
+		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
+		OutputMode: func() string { return mode }, Manual: manual, Logger: log, Artifacts: files,
+		MaxClientCalls: s.MaxClientCalls, TOON: encodeTOON,
+	})
+	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
+		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir}, nil
+}
+
+func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
+
+func dataDirMode(s config.Settings) string {
+	switch {
+	case s.DataDir == "":
+		return ""
+	case s.DataWritable:
+		return "read-write"
+	}
+	return "read-only"
+}
+
+// readableByOthers checks that an unprivileged uid (the sandbox's) can
+// reach and list dir: x for others on every parent, r and x on dir.
+func readableByOthers(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o005 != 0o005 {
+		return fmt.Errorf("%s must be readable by other users (chmod o+rx): the sandbox runs as an unprivileged uid", abs)
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		if pi, err := os.Stat(p); err == nil && pi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("%s is not reachable by other users: %s lacks o+x", abs, p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// ownerName names this process's private directories: pid and start time,
+// so a reused pid is not mistaken for a live owner.
+func ownerName() string {
+	return strconv.Itoa(os.Getpid()) + "-" + processStart(os.Getpid())
+}
+
+func ownerNameAlive(name string) bool {
+	pid, start, ok := strings.Cut(name, "-")
+	n, err := strconv.Atoi(pid)
+	return ok && err == nil && processStart(n) == start && start != "0"
+}
+
+func processStart(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "0"
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) > 19 {
+		return fields[19]
+	}
+	return "0"
+}
+
+// Ready starts a throw-away sandbox to show the backend can run one
+// (for /readyz).
+func (a *App) Ready(ctx context.Context) error {
+	sb, err := a.Backend.Start(ctx, sandbox.Spec{ID: "ready-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		Command: []string{a.Settings.Python, "-c", "pass"}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Limits: Limits(a.Settings)})
+	if err != nil {
+		return err
+	}
+	defer sb.Kill(context.Background())
+	sb.Stdin().Close()
+	go io.Copy(io.Discard, sb.Stdout())
+	go io.Copy(io.Discard, sb.Stderr())
+	exit, err := sb.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if exit.Code != 0 {
+		return fmt.Errorf("test sandbox %s", exit)
+	}
+	return nil
+}
+
+// HTTPOptions builds the HTTP transport's options from the settings.
+func (a *App) HTTPOptions() (mcpserver.HTTPOptions, error) {
+	s := a.Settings
+	tokens, err := mcpserver.LoadTokens(s.TokensFile, s.Tokens)
+	if err != nil {
+		return mcpserver.HTTPOptions{}, err
+	}
+	origins := splitList(s.AllowedOrigins)
+	return mcpserver.HTTPOptions{Addr: s.HTTP, Path: s.HTTPPath, Tokens: tokens, OAuth: OAuthOptions(s), AllowUnauthenticated: s.AllowUnauth,
+		PublicURL: s.PublicURL, AllowedOrigins: origins, MaxRequestBytes: s.MaxRequestBytes, SessionTimeout: s.HTTPSessionTimeout, Ready: a.Ready}, nil
+}
+
+// OAuthOptions is the OAuth resource-server configuration, nil without an
+// issuer.
+func OAuthOptions(s config.Settings) *mcpserver.OAuth {
+	if s.OAuthIssuer == "" {
+		return nil
+	}
+	return &mcpserver.OAuth{Issuer: s.OAuthIssuer, Audience: s.OAuthAudience, Scopes: splitList(s.OAuthScopes)}
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Close ends every session and stops the downstream servers.
+func (a *App) Close() {
+	a.Executor.Close()
+	a.Pool.Close()
+	os.RemoveAll(a.sessionsDir)
+}
+
+// NewBackend builds the named backend ("native", "podman", "docker",
+// "gvisor") from the settings.
+func NewBackend(name string, s config.Settings, environ []string, log *slog.Logger) sandbox.Backend {
+	if name == "native" {
+		return linuxns.New(&linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Logger: log})
+	}
+	opts := &container.Options{Name: name, OCIRuntime: s.OCIRuntime, Image: s.Image, User: s.ContainerUser,
+		StateDir: s.StateDir, Env: environ, Pull: s.Pull, Logger: log.With("backend", name)}
+	// --runtime names the engine; for gvisor it picks which engine runs
+	// runsc (podman by default, docker with --runtime docker).
+	if s.Runtime != "" {
+		opts.Command = []string{s.Runtime}
+	}
+	return container.New(opts)
+}
+
+// Candidates lists the backends the settings allow, in preference order:
+// the configured one, or for "auto" the native backend, then podman, then
+// docker. The reference project's MCP_BRIDGE_RUNTIME (podman, docker or a
+// path) picks a container engine when the backend is auto.
+func Candidates(s config.Settings) []string {
+	switch s.Backend {
+	case "auto":
+		if s.Runtime != "" {
+			if strings.Contains(strings.ToLower(filepath.Base(s.Runtime)), "docker") {
+				return []string{"docker"}
+			}
+			return []string{"podman"}
+		}
+		return []string{"native", "podman", "docker"}
+	default:
+		return []string{s.Backend}
+	}
+}
+
+// selectBackend probes the candidates and returns the first that works.
+func selectBackend(ctx context.Context, s config.Settings, environ []string, log *slog.Logger) (sandbox.Backend, sandbox.Capabilities, error) {
+	var errs []error
+	for _, name := range Candidates(s) {
+		b := NewBackend(name, s, environ, log)
+		caps, err := b.Probe(ctx)
+		if err == nil {
+			return b, caps, nil
+		}
+		log.Info("sandbox backend unavailable", "backend", b.Name(), "error", err)
+		errs = append(errs, fmt.Errorf("%s: %w", b.Name(), err))
+	}
+	return nil, sandbox.Capabilities{}, fmt.Errorf("no sandbox backend can run here (run `codemode doctor` for details): %w", errors.Join(errs...))
+}
+
+// Limits returns the sandbox limits the settings ask for.
+func Limits(s config.Settings) sandbox.Limits {
+	return sandbox.Limits{MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, NoFile: s.NoFile,
+		TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes}
+}
+
+// Required lists the protections the settings ask for.
+func Required(s config.Settings) []string {
+	return required(s)
+}
+
+// required lists the protections the settings ask for.
+func required(s config.Settings) []string {
+	req := []string{
+		sandbox.ProtUser, sandbox.ProtNoCaps, sandbox.ProtNoNewPrivs, sandbox.ProtReadOnlyFS,
+		sandbox.ProtNoNetwork, sandbox.ProtMemoryLimit, sandbox.ProtPIDsLimit, sandbox.ProtHostHidden,
+	}
+	if s.CPUs > 0 {
+		req = append(req, sandbox.ProtCPULimit)
+	}
+	return req
+}
+
+// helpers documents the in-sandbox helpers in the manual.
+var helpers = []mcpserver.Helper{
+	{Signature: "runtime.discovered_servers(detailed=False)", Doc: "every configured MCP server (names, or {name, description} dicts); starts nothing"},
+	{Signature: "await runtime.search_tool_docs(query, limit=5, detail='summary')", Doc: "rank the tools of all configured servers (words, names, parameter names; typos tolerated); `_sync` variant too"},
+	{Signature: "await runtime.query_tool_docs(server, tool=None, detail='summary')", Doc: "docs of a server's tools; detail='full' adds inputSchema; `_sync` variant too"},
+	{Signature: "runtime.describe_server(name)", Doc: "name, alias, tools (name, alias, description, input_schema) and cwd; starts the server"},
+	{Signature: "await runtime.list_servers()", Doc: "servers currently running (`list_servers_sync()` too); `runtime.list_loaded_server_metadata()` describes them"},
+	{Signature: "await runtime.list_tools(server)", Doc: "a server's tools, listed live; `list_tools_sync(server)` reads the cache"},
+	{Signature: "await mcp_<alias>.<tool>(**kwargs)", Doc: "call a tool of any configured server (also `mcp_servers['name']`, `runtime.call_tool(server, tool, args)`, `call_tool_sync`, `<tool>.sync(...)`); one positional argument works when the tool has one required parameter"},
+	{Signature: "from mcp.servers.<alias> import *", Doc: "one async function per tool, plus TOOLS and TOOL_MAP"},
+	{Signature: "result.data / result.text", Doc: "a tool result is its CallToolResult dict; .data is structuredContent, else the text parsed as JSON, else the text"},
+	{Signature: "runtime.MCPError", Doc: "raised for every failure (unknown server or tool, start failure, timeout, crash, a result with isError); has .server, .tool, .kind"},
+	{Signature: "asyncio.gather(...)", Doc: "tool calls awaited together run concurrently"},
+	{Signature: "show_image(obj)", Doc: "return an image (PNG/JPEG bytes, a path, a PIL image or a matplotlib figure); open matplotlib figures and a PIL image as the last expression come back by themselves"},
+	{Signature: "publish(path)", Doc: "return a file as a resource link; files written under /workspace/out come back by themselves (readable while the session lives)"},
+	{Signature: "runtime.progress(done, total=None, message='')", Doc: "report progress of a long call to the client"},
+	{Signature: "save_memory(key, value) / load_memory(key, default=None) / list_memories() / update_memory(key, fn) / delete_memory(key)", Doc: "JSON values kept across sessions and restarts (update_memory is atomic)"},
+	{Signature: "save_tool(func)", Doc: "keep a function defined in your code; later sessions import it with `from user_tools import name`"},
+	{Signature: "runtime.to_toon(obj)", Doc: "encode JSON-like data as TOON (compact for tables of records)"},
+	{Signature: "runtime.capability_summary()", Doc: "this manual"},
+}

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/codemode/codemode/internal/config"
+	"github.com/codemode/codemode/internal/image"
+	"github.com/codemode/codemode/internal/obs"
+)
+
+// imageCmd runs "codemode image SUBCOMMAND".
+func imageCmd(ctx context.Context, args []string, sio IO) error {
+	if len(args) == 0 {
+		return usageError{errors.New("missing subcommand: codemode image build [flags]")}
+	}
+	switch args[0] {
+	case "build":
+		return imageBuild(ctx, args[1:], sio)
+	case "-h", "--help", "help":
+		fmt.Fprintln(sio.Stdout, "usage: codemode image build [flags]   (codemode image build -h for the flags)")
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown subcommand %q: want build", args[0])}
+}
+
+// imageBuild builds the Python rootfs (cached by its inputs) and imports it
+// into a container engine. Stdout gets the rootfs path and then the image
+// tag, one per line, for scripts; progress goes to stderr.
+func imageBuild(ctx context.Context, args []string, sio IO) error {
+	fs := flag.NewFlagSet("image build", flag.ContinueOnError)
+	fs.SetOutput(sio.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: codemode image build [flags]
+
+Builds a Python root filesystem from Debian packages with debootstrap (needs
+root) and imports it into podman or docker, without any container registry.
+Both steps are skipped when their result is already current. Prints the
+rootfs directory and the image tag on stdout, one per line (only the
+directory with --engine none). The directory also works as --rootfs of the
+native backend.
+
+`)
+		fs.PrintDefaults()
+	}
+	engine := fs.String("engine", "", "engine to import into: podman, docker or none (default: podman if installed, else docker, else none)")
+	engineCmd := fs.String("engine-cmd", "", `engine command line, split at spaces; overrides --engine (e.g. "podman --runtime runc" or "/usr/bin/docker -H unix:///run/d.sock")`)
+	tag := fs.String("tag", "", "image tag (default localhost/codemode-python:SUITE)")
+	rootfs := fs.String("rootfs", "", "directory to build and keep the rootfs in (default STATE-DIR/images/SUITE)")
+	packages := fs.String("packages", strings.Join(image.DefaultPackages, ","), "Debian packages to install, comma-separated (python3 is always added)")
+	suite := fs.String("suite", image.DefaultSuite, "Debian suite")
+	mirror := fs.String("mirror", image.DefaultMirror, "Debian mirror")
+	fs.String("state-dir", "", config.Doc("state-dir"))
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	}
+	argv, err := engineCommand(*engine, *engineCmd, exec.LookPath)
+	if err != nil {
+		return usageError{err}
+	}
+	spec := image.Spec{Suite: *suite, Mirror: *mirror, Packages: strings.Split(*packages, ",")}
+	if err := spec.Validate(); err != nil {
+		return usageError{err}
+	}
+	spec = spec.Normalized()
+
+	settingFlags := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "state-dir" {
+			settingFlags[f.Name] = f.Value.String()
+		}
+	})
+	s, _, err := loadSettings(settingFlags, sio)
+	if err != nil {
+		return err
+	}
+	log := obs.NewLogger(sio.Stderr, s.LogLevel)
+
+	dir := *rootfs
+	if dir == "" {
+		dir = filepath.Join(s.StateDir, "images", spec.Suite)
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(sio.Cwd, dir)
+	}
+	if *tag == "" {
+		*tag = "localhost/codemode-python:" + spec.Suite
+	}
+	if _, _, err := image.Build(ctx, dir, spec, &image.BuildOptions{Logger: log}); err != nil {
+		return err
+	}
+	fmt.Fprintln(sio.Stdout, dir)
+	if argv == nil {
+		return nil
+	}
+	if _, err := (image.Engine{Command: argv, Logger: log}).Import(ctx, dir, *tag); err != nil {
+		return err
+	}
+	fmt.Fprintln(sio.Stdout, *tag)
+	return nil
+}
+
+// engineCommand resolves --engine and --engine-cmd to an engine command
+// line; nil means no engine.
+func engineCommand(engine, engineCmd string, lookPath func(string) (string, error)) ([]string, error) {
+	if engineCmd != "" {
+		argv := strings.Fields(engineCmd)
+		if len(argv) == 0 {
+			return nil, errors.New("--engine-cmd is blank")
+		}
+		if _, err := lookPath(argv[0]); err != nil {
+			return nil, fmt.Errorf("--engine-cmd: %w", err)
+		}
+		return argv, nil
+	}
+	switch engine {
+	case "":
+		for _, name := range []string{"podman", "docker"} {
+			if _, err := lookPath(name); err == nil {
+				return []string{name}, nil
+			}
+		}
+		return nil, nil
+	case "none":
+		return nil, nil
+	case "podman", "docker":
+		if _, err := lookPath(engine); err != nil {
+			return nil, fmt.Errorf("--engine %s: %w", engine, err)
+		}
+		return []string{engine}, nil
+	}
+	return nil, fmt.Errorf("--engine %q: want podman, docker or none", engine)
+}

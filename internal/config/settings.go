@@ -1,0 +1,434 @@
+// Package config owns codemode's settings: every knob is declared once in a
+// registry with its flag, its environment variables (CODEMODE_* and, for
+// compatibility with the reference project, MCP_BRIDGE_*), its default and
+// its parser, so `codemode config` can show each effective value and where it
+// came from. Precedence: command-line flag > CODEMODE_* > MCP_BRIDGE_* >
+// default.
+//
+// This package and serverconfig are the only ones that look at environment
+// variables; both take them injected (Env) so tests never read the real
+// environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Env is the process environment as seen by configuration.
+type Env struct {
+	Vars map[string]string
+	Home string
+}
+
+// EnvFromList builds an Env from os.Environ-style entries.
+func EnvFromList(list []string, home string) Env {
+	vars := make(map[string]string, len(list))
+	for _, kv := range list {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	return Env{Vars: vars, Home: home}
+}
+
+// Settings are the effective settings.
+type Settings struct {
+	Backend            string // auto | native | podman | docker | gvisor
+	Runtime            string // container engine command or path (MCP_BRIDGE_RUNTIME)
+	OCIRuntime         string // OCI runtime for container engines (runc, crun, runsc)
+	Image              string
+	Rootfs             string
+	Python             string
+	Timeout            time.Duration
+	MaxTimeout         time.Duration
+	InterruptGrace     time.Duration
+	IdleTimeout        time.Duration
+	MaxSessions        int
+	Spares             int
+	MemoryBytes        int64
+	PIDs               int
+	CPUs               float64
+	NoFile             int
+	TmpBytes           int64
+	WorkspaceBytes     int64
+	ContainerUser      string
+	OutputLimit        int
+	OutputMode         string // compact | toon
+	LogLevel           slog.Level
+	StateDir           string
+	AllowWeaker        bool // start even if the backend cannot enforce a protection the settings ask for
+	DisableLandlock    bool
+	Pull               bool          // container backends may pull a missing image (before the first session)
+	ImageMaxPixels     int           // images are downscaled above this many pixels
+	ImageMaxBytes      int           // ... and above this PNG size
+	OutputSpool        int           // how much of cut output is kept as a session file
+	DataDir            string        // host directory mounted at /workspace/data
+	DataWritable       bool          // mount DataDir read-write
+	HTTP               string        // listen address for streamable HTTP; "" = stdio
+	HTTPPath           string        // the MCP endpoint's path
+	TokensFile         string        // bearer tokens, "name token" per line
+	Tokens             string        // bearer tokens, "name:token,name:token"
+	OAuthIssuer        string        // accept JWT access tokens of this authorization server
+	OAuthAudience      string        // the "aud" they must carry (default: PublicURL)
+	OAuthScopes        string        // scopes they must grant, comma-separated
+	PublicURL          string        // the MCP endpoint's URL as clients reach it
+	AllowUnauth        bool          // serve a non-loopback address without tokens
+	AllowedOrigins     string        // extra browser origins trusted (comma-separated)
+	MaxClientSessions  int           // per client (token); 0 = max-sessions
+	MaxClientCalls     int           // concurrent calls per client (token)
+	MaxRequestBytes    int64         // HTTP request body cap
+	HTTPSessionTimeout time.Duration // idle MCP sessions over HTTP are closed
+	ServerStart        time.Duration // bound on starting a downstream MCP server
+	ToolTimeout        time.Duration // bound on one downstream tool call
+}
+
+// Source tells where an effective value came from.
+type Source struct {
+	Name  string // setting name
+	Value string // as given
+	From  string // "flag --x", "env X" or "default"
+}
+
+type kind int
+
+const (
+	kString kind = iota
+	kDuration
+	kBytes
+	kInt
+	kFloat
+	kBool
+	kLevel
+	kPath
+)
+
+type setting struct {
+	name  string   // also the flag name
+	env   []string // in precedence order
+	def   string
+	kind  kind
+	enum  []string
+	doc   string
+	apply func(s *Settings, v any)
+}
+
+// registry declares every setting. The MCP_BRIDGE_* names are the reference
+// project's; keep them working.
+var registry = []setting{
+	{name: "backend", env: []string{"CODEMODE_BACKEND"}, def: "auto", kind: kString,
+		enum: []string{"auto", "native", "podman", "docker", "gvisor"},
+		doc:  "sandbox backend", apply: func(s *Settings, v any) { s.Backend = v.(string) }},
+	{name: "runtime", env: []string{"CODEMODE_RUNTIME", "MCP_BRIDGE_RUNTIME"}, kind: kString,
+		doc: "container engine (podman, docker or a path); selects that backend when backend is auto", apply: func(s *Settings, v any) { s.Runtime = v.(string) }},
+	{name: "oci-runtime", env: []string{"CODEMODE_OCI_RUNTIME"}, kind: kString,
+		doc: "OCI runtime for podman/docker (runc, crun, runsc); empty = detect", apply: func(s *Settings, v any) { s.OCIRuntime = v.(string) }},
+	{name: "image", env: []string{"CODEMODE_IMAGE", "MCP_BRIDGE_IMAGE"}, def: "python:3.12-slim", kind: kString,
+		doc: "container image for podman/docker/gvisor", apply: func(s *Settings, v any) { s.Image = v.(string) }},
+	{name: "pull", env: []string{"CODEMODE_PULL"}, def: "false", kind: kBool,
+		doc: "let podman/docker pull a missing image (once, before the first session)", apply: func(s *Settings, v any) { s.Pull = v.(bool) }},
+	{name: "rootfs", env: []string{"CODEMODE_ROOTFS"}, kind: kPath,
+		doc: "root filesystem directory for the native backend (default: the host's /usr)", apply: func(s *Settings, v any) { s.Rootfs = v.(string) }},
+	{name: "python", env: []string{"CODEMODE_PYTHON"}, def: "python3", kind: kString,
+		doc: "python command inside the sandbox", apply: func(s *Settings, v any) { s.Python = v.(string) }},
+	{name: "timeout", env: []string{"CODEMODE_TIMEOUT", "MCP_BRIDGE_TIMEOUT"}, def: "30s", kind: kDuration,
+		doc: "default run_python timeout", apply: func(s *Settings, v any) { s.Timeout = v.(time.Duration) }},
+	{name: "max-timeout", env: []string{"CODEMODE_MAX_TIMEOUT", "MCP_BRIDGE_MAX_TIMEOUT"}, def: "120s", kind: kDuration,
+		doc: "largest timeout a call may ask for", apply: func(s *Settings, v any) { s.MaxTimeout = v.(time.Duration) }},
+	{name: "interrupt-grace", env: []string{"CODEMODE_INTERRUPT_GRACE"}, def: "3s", kind: kDuration,
+		doc: "after a timeout, how long Python may take to stop before the sandbox is killed", apply: func(s *Settings, v any) { s.InterruptGrace = v.(time.Duration) }},
+	{name: "idle-timeout", env: []string{"CODEMODE_IDLE_TIMEOUT"}, def: "10m", kind: kDuration,
+		doc: "end a session after this long without calls", apply: func(s *Settings, v any) { s.IdleTimeout = v.(time.Duration) }},
+	{name: "max-sessions", env: []string{"CODEMODE_MAX_SESSIONS"}, def: "16", kind: kInt,
+		doc: "concurrent sessions (sandboxes) allowed", apply: func(s *Settings, v any) { s.MaxSessions = v.(int) }},
+	{name: "spares", env: []string{"CODEMODE_SPARES"}, def: "1", kind: kInt,
+		doc: "interpreters kept started ahead of need, so a new session starts at once", apply: func(s *Settings, v any) { s.Spares = v.(int) }},
+	{name: "memory", env: []string{"CODEMODE_MEMORY", "MCP_BRIDGE_MEMORY"}, def: "512m", kind: kBytes,
+		doc: "memory limit per session", apply: func(s *Settings, v any) { s.MemoryBytes = v.(int64) }},
+	{name: "pids", env: []string{"CODEMODE_PIDS", "MCP_BRIDGE_PIDS"}, def: "128", kind: kInt,
+		doc: "process/thread limit per session", apply: func(s *Settings, v any) { s.PIDs = v.(int) }},
+	{name: "cpus", env: []string{"CODEMODE_CPUS", "MCP_BRIDGE_CPUS"}, def: "1", kind: kFloat,
+		doc: "CPU limit per session (0 = none)", apply: func(s *Settings, v any) { s.CPUs = v.(float64) }},
+	{name: "nofile", env: []string{"CODEMODE_NOFILE"}, def: "1024", kind: kInt,
+		doc: "open files per process", apply: func(s *Settings, v any) { s.NoFile = v.(int) }},
+	{name: "tmp-size", env: []string{"CODEMODE_TMP_SIZE"}, def: "64m", kind: kBytes,
+		doc: "size of /tmp in the sandbox", apply: func(s *Settings, v any) { s.TmpBytes = v.(int64) }},
+	{name: "workspace-size", env: []string{"CODEMODE_WORKSPACE_SIZE"}, def: "128m", kind: kBytes,
+		doc: "size of /workspace in the sandbox", apply: func(s *Settings, v any) { s.WorkspaceBytes = v.(int64) }},
+	{name: "container-user", env: []string{"CODEMODE_CONTAINER_USER", "MCP_BRIDGE_CONTAINER_USER"}, def: "65534:65534", kind: kString,
+		doc: "user:group inside container sandboxes", apply: func(s *Settings, v any) { s.ContainerUser = v.(string) }},
+	{name: "output-limit", env: []string{"CODEMODE_OUTPUT_LIMIT"}, def: "64k", kind: kBytes,
+		doc: "bytes of stdout and of stderr returned per call", apply: func(s *Settings, v any) { s.OutputLimit = int(v.(int64)) }},
+	{name: "output-mode", env: []string{"CODEMODE_OUTPUT_MODE", "MCP_BRIDGE_OUTPUT_MODE"}, def: "compact", kind: kString,
+		enum: []string{"compact", "toon"},
+		doc:  "result text format", apply: func(s *Settings, v any) { s.OutputMode = v.(string) }},
+	{name: "image-max-pixels", env: []string{"CODEMODE_IMAGE_MAX_PIXELS"}, def: "1000000", kind: kInt,
+		doc: "images returned by code are downscaled above this many pixels", apply: func(s *Settings, v any) { s.ImageMaxPixels = v.(int) }},
+	{name: "image-max-bytes", env: []string{"CODEMODE_IMAGE_MAX_BYTES"}, def: "1m", kind: kBytes,
+		doc: "... and until their PNG fits this size", apply: func(s *Settings, v any) { s.ImageMaxBytes = int(v.(int64)) }},
+	{name: "output-spool", env: []string{"CODEMODE_OUTPUT_SPOOL"}, def: "16m", kind: kBytes,
+		doc: "output beyond output-limit is kept, up to this size per stream, as a session file", apply: func(s *Settings, v any) { s.OutputSpool = int(v.(int64)) }},
+	{name: "data-dir", env: []string{"CODEMODE_DATA_DIR"}, kind: kPath,
+		doc: "host directory mounted read-only at /workspace/data", apply: func(s *Settings, v any) { s.DataDir = v.(string) }},
+	{name: "data-dir-writable", env: []string{"CODEMODE_DATA_DIR_WRITABLE"}, def: "false", kind: kBool,
+		doc: "mount data-dir read-write (it must be writable by the sandbox's host uid)", apply: func(s *Settings, v any) { s.DataWritable = v.(bool) }},
+	{name: "http", env: []string{"CODEMODE_HTTP"}, kind: kString,
+		doc: "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio", apply: func(s *Settings, v any) { s.HTTP = v.(string) }},
+	{name: "http-path", env: []string{"CODEMODE_HTTP_PATH"}, def: "/mcp", kind: kString,
+		doc: "path of the MCP endpoint", apply: func(s *Settings, v any) { s.HTTPPath = v.(string) }},
+	{name: "tokens-file", env: []string{"CODEMODE_TOKENS_FILE"}, kind: kPath,
+		doc: "bearer tokens for HTTP clients, one \"name token\" per line", apply: func(s *Settings, v any) { s.TokensFile = v.(string) }},
+	{name: "tokens", env: []string{"CODEMODE_TOKENS"}, kind: kString,
+		doc: "bearer tokens for HTTP clients as name:token,name:token", apply: func(s *Settings, v any) { s.Tokens = v.(string) }},
+	{name: "oauth-issuer", env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
+		doc: "also accept JWT access tokens issued by this OAuth authorization server (its RFC 8414 or OpenID metadata names the keys)", apply: func(s *Settings, v any) { s.OAuthIssuer = v.(string) }},
+	{name: "oauth-audience", env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,
+		doc: "the audience (aud) OAuth access tokens must carry; default: public-url", apply: func(s *Settings, v any) { s.OAuthAudience = v.(string) }},
+	{name: "oauth-scopes", env: []string{"CODEMODE_OAUTH_SCOPES"}, kind: kString,
+		doc: "scopes an OAuth access token must grant, comma-separated", apply: func(s *Settings, v any) { s.OAuthScopes = v.(string) }},
+	{name: "public-url", env: []string{"CODEMODE_PUBLIC_URL"}, kind: kString,
+		doc: "the MCP endpoint's URL as clients reach it (default http://ADDR/PATH)", apply: func(s *Settings, v any) { s.PublicURL = v.(string) }},
+	{name: "allow-unauthenticated", env: []string{"CODEMODE_ALLOW_UNAUTHENTICATED"}, def: "false", kind: kBool,
+		doc: "serve HTTP beyond loopback without tokens (dangerous)", apply: func(s *Settings, v any) { s.AllowUnauth = v.(bool) }},
+	{name: "allowed-origins", env: []string{"CODEMODE_ALLOWED_ORIGINS"}, kind: kString,
+		doc: "browser origins allowed to call the HTTP endpoint, comma-separated", apply: func(s *Settings, v any) { s.AllowedOrigins = v.(string) }},
+	{name: "max-client-sessions", env: []string{"CODEMODE_MAX_CLIENT_SESSIONS"}, def: "0", kind: kInt,
+		doc: "sessions one HTTP client (token) may hold (0 = max-sessions)", apply: func(s *Settings, v any) { s.MaxClientSessions = v.(int) }},
+	{name: "max-client-calls", env: []string{"CODEMODE_MAX_CLIENT_CALLS"}, def: "8", kind: kInt,
+		doc: "concurrent run_python calls of one HTTP client (token)", apply: func(s *Settings, v any) { s.MaxClientCalls = v.(int) }},
+	{name: "max-request-bytes", env: []string{"CODEMODE_MAX_REQUEST_BYTES"}, def: "16m", kind: kBytes,
+		doc: "largest HTTP request body", apply: func(s *Settings, v any) { s.MaxRequestBytes = v.(int64) }},
+	{name: "http-session-timeout", env: []string{"CODEMODE_HTTP_SESSION_TIMEOUT"}, def: "10m", kind: kDuration,
+		doc: "close an HTTP client's MCP session (and its sandboxes) after this long without requests", apply: func(s *Settings, v any) { s.HTTPSessionTimeout = v.(time.Duration) }},
+	{name: "log-level", env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
+		doc: "debug, info, warn or error", apply: func(s *Settings, v any) { s.LogLevel = v.(slog.Level) }},
+	{name: "state-dir", env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
+		doc: "where codemode keeps saved tools and memory (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
+	{name: "allow-weaker-sandbox", env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
+		doc: "start even when the backend cannot enforce every default protection", apply: func(s *Settings, v any) { s.AllowWeaker = v.(bool) }},
+	{name: "server-start-timeout", env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
+		doc: "how long a downstream MCP server may take to start, initialize and list its tools", apply: func(s *Settings, v any) { s.ServerStart = v.(time.Duration) }},
+	{name: "tool-timeout", env: []string{"CODEMODE_TOOL_TIMEOUT"}, def: "120s", kind: kDuration,
+		doc: "how long one downstream tool call may take (a server's own setting wins)", apply: func(s *Settings, v any) { s.ToolTimeout = v.(time.Duration) }},
+	{name: "disable-landlock", env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
+		doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
+}
+
+// Names lists every setting name (the flag names) in registry order.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, s := range registry {
+		out[i] = s.name
+	}
+	return out
+}
+
+// Doc returns the one-line description of a setting, with its default.
+func Doc(name string) string {
+	for _, s := range registry {
+		if s.name == name {
+			d := s.doc
+			if len(s.env) > 0 {
+				d += " [" + strings.Join(s.env, ", ") + "]"
+			}
+			return d
+		}
+	}
+	return ""
+}
+
+// Default returns a setting's default as text.
+func Default(name string) string {
+	for _, s := range registry {
+		if s.name == name {
+			return s.def
+		}
+	}
+	return ""
+}
+
+// Load resolves every setting from flags (only those the user set, keyed by
+// name), then the environment, then defaults. Invalid values stop loading
+// with an error naming the flag or variable and the accepted form.
+func Load(flags map[string]string, env Env) (Settings, []Source, error) {
+	var s Settings
+	var sources []Source
+	var errs []error
+	for _, st := range registry {
+		raw, from := st.def, "default"
+		if v, ok := flags[st.name]; ok {
+			raw, from = v, "flag --"+st.name
+		} else {
+			for _, name := range st.env {
+				if v, ok := env.Vars[name]; ok && strings.TrimSpace(v) != "" {
+					raw, from = v, "env "+name
+					break
+				}
+			}
+		}
+		v, err := st.parse(strings.TrimSpace(raw), env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invalid value %q for %s: %w", raw, strings.TrimPrefix(from, "env "), err))
+			continue
+		}
+		st.apply(&s, v)
+		sources = append(sources, Source{Name: st.name, Value: raw, From: from})
+	}
+	for name := range flags {
+		if !known(name) {
+			errs = append(errs, fmt.Errorf("unknown setting %q", name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, nil, err
+	}
+	if s.StateDir == "" {
+		s.StateDir = defaultStateDir(env)
+	}
+	if err := s.validate(); err != nil {
+		return Settings{}, nil, err
+	}
+	return s, sources, nil
+}
+
+func known(name string) bool {
+	for _, s := range registry {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func defaultStateDir(env Env) string {
+	if x := env.Vars["XDG_STATE_HOME"]; x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "codemode")
+	}
+	return filepath.Join(env.Home, ".local", "state", "codemode")
+}
+
+func (s Settings) validate() error {
+	var errs []error
+	if s.Timeout < time.Second {
+		errs = append(errs, errors.New("timeout must be at least 1s"))
+	}
+	if s.MaxTimeout < s.Timeout {
+		errs = append(errs, fmt.Errorf("max-timeout (%s) must not be below timeout (%s)", s.MaxTimeout, s.Timeout))
+	}
+	if s.MaxSessions < 1 {
+		errs = append(errs, errors.New("max-sessions must be at least 1"))
+	}
+	if s.MemoryBytes < 32<<20 {
+		errs = append(errs, errors.New("memory must be at least 32m"))
+	}
+	if s.PIDs < 8 {
+		errs = append(errs, errors.New("pids must be at least 8"))
+	}
+	if s.OutputLimit < 1024 {
+		errs = append(errs, errors.New("output-limit must be at least 1k"))
+	}
+	return errors.Join(errs...)
+}
+
+func (st setting) parse(raw string, env Env) (any, error) {
+	switch st.kind {
+	case kString:
+		if len(st.enum) > 0 {
+			v := strings.ToLower(raw)
+			for _, e := range st.enum {
+				if v == e {
+					return v, nil
+				}
+			}
+			return nil, fmt.Errorf("want one of %s", strings.Join(st.enum, ", "))
+		}
+		return raw, nil
+	case kPath:
+		if raw == "" {
+			return "", nil
+		}
+		if raw == "~" || strings.HasPrefix(raw, "~/") {
+			raw = filepath.Join(env.Home, strings.TrimPrefix(raw, "~"))
+		}
+		return filepath.Clean(raw), nil
+	case kDuration:
+		return ParseDuration(raw)
+	case kBytes:
+		return ParseBytes(raw)
+	case kInt:
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 {
+			return nil, errors.New("want a non-negative integer such as 128")
+		}
+		return n, nil
+	case kFloat:
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, errors.New("want a non-negative number such as 1 or 1.5")
+		}
+		return f, nil
+	case kBool:
+		switch strings.ToLower(raw) {
+		case "1", "true", "yes", "on":
+			return true, nil
+		case "0", "false", "no", "off", "":
+			return false, nil
+		}
+		return nil, errors.New("want true or false")
+	case kLevel:
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(strings.ToUpper(raw))); err != nil {
+			return nil, errors.New("want debug, info, warn or error")
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("unknown kind %d", st.kind)
+}
+
+// ParseDuration accepts whole seconds ("30") or a Go duration ("30s", "2m").
+func ParseDuration(raw string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(raw, 64); err == nil && n >= 0 && n < 1e9 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 {
+		return 0, errors.New("want a duration such as 30 or 30s or 2m")
+	}
+	return d, nil
+}
+
+// ParseBytes accepts a byte count with an optional binary suffix: 1048576,
+// 512k, 512m, 1g, 64KiB, 2MB (k/m/g are powers of 1024, as for podman).
+func ParseBytes(raw string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(raw))
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if strings.HasSuffix(s, suf.s) {
+			s, mult = strings.TrimSuffix(s, suf.s), suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || n < 0 || n*float64(mult) > math.MaxInt64/2 {
+		return 0, errors.New("want a size such as 512m, 1g or 65536")
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// SortedSources returns sources sorted by name (for stable output).
+func SortedSources(src []Source) []Source {
+	out := append([]Source(nil), src...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,731 @@
+// Package executor runs run_python calls: it owns the sessions (one
+// persistent interpreter each, keyed by MCP connection and session name),
+// their cap and idle expiry, the order of calls within a session, timeouts
+// that really stop code, and output limits. It returns render.Results.
+package executor
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/interpreter"
+	"github.com/codemode/codemode/internal/render"
+	"github.com/codemode/codemode/internal/sandbox"
+	"github.com/codemode/codemode/internal/statestore"
+	"github.com/codemode/codemode/internal/wire"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Options configure a Manager.
+type Options struct {
+	Backend        sandbox.Backend
+	Limits         sandbox.Limits
+	Mounts         []sandbox.Mount
+	Python         string
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	InterruptGrace time.Duration
+	IdleTimeout    time.Duration
+	MaxSessions    int
+	// MaxClientSessions bounds the sessions of one principal (0 = MaxSessions).
+	MaxClientSessions int
+	OutputLimit       int
+	// BootConfig is handed to every new interpreter's runtime.
+	BootConfig jsontext.Value
+	// RPC returns the handler for RPCs from a session's code (nil: none).
+	RPC func(owner, session string) interpreter.RPCHandler
+	// Preload starts the MCP servers a call names in `servers`.
+	Preload func(ctx context.Context, servers []string) error
+	// Loaded lists the MCP servers currently running (LOADED_MCP_SERVERS).
+	Loaded func() []string
+	// Artifacts stores published files and spilled output (nil: disabled).
+	Artifacts *artifacts.Store
+	// SpoolLimit is how much of a cut stream is kept as a session file.
+	SpoolLimit int
+	// Images bounds images returned by code.
+	Images artifacts.Budget
+	// State keeps memory and saved tools (nil: disabled).
+	State *statestore.Store
+	// TOON encodes JSON as TOON for runtime.to_toon.
+	TOON func(jsonData []byte) (string, error)
+	// Spares is how many interpreters are kept started ahead of need.
+	Spares int
+	Logger *slog.Logger
+}
+
+// Request is one run_python call.
+type Request struct {
+	Owner   string // the MCP connection; sessions are private to it
+	Session string // session name within the owner ("" = "default")
+	Code    string
+	Timeout time.Duration // 0 = default; clamped to MaxTimeout by the caller
+	Reset   bool
+	Servers []string
+	// Output, if set, receives output as it arrives (besides the result).
+	Output interpreter.OutputFunc
+	// Principal names whose memory and saved tools the session uses
+	// (default "default"); fixed when the session is created.
+	Principal string
+	// Files are written into /workspace before the code runs.
+	Files map[string][]byte
+	// Progress, if set, receives progress while the call runs: the code's
+	// own runtime.progress() reports, and the latest output each second.
+	Progress func(ProgressUpdate)
+}
+
+// ProgressUpdate is one progress report of a running call.
+type ProgressUpdate struct {
+	Progress, Total float64 // Total is 0 when unknown
+	Message         string
+	FromCode        bool // reported by runtime.progress(), not the elapsed-time ticker
+}
+
+// DefaultSession is the session name used when a call names none.
+const DefaultSession = "default"
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("executor is shut down")
+
+type key struct{ owner, name string }
+
+// session is one named session. Its lock (a 1-slot channel so waiting can be
+// cancelled) orders calls; in is nil until the first call and after the
+// interpreter ended.
+type session struct {
+	key       key
+	principal string
+	lock      chan struct{}
+	lastUsed  time.Time // guarded by Manager.mu
+	ended     string    // why the previous interpreter ended, reported once; guarded by lock
+	calls     int       // calls that spilled output, for file names; guarded by lock
+	call      atomic.Pointer[callState]
+
+	mu sync.Mutex // guards in, which killAll reads while a call holds lock
+	in *interpreter.Interpreter
+}
+
+func (s *session) interp() *interpreter.Interpreter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.in
+}
+
+func (s *session) currentCall() *callState { return s.call.Load() }
+
+func (s *session) setInterp(in *interpreter.Interpreter) {
+	s.mu.Lock()
+	s.in = in
+	s.mu.Unlock()
+}
+
+// Manager owns all sessions.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	mu             sync.Mutex
+	sessions       map[key]*session
+	closed         bool
+	spares         chan spare
+	sparesStarting int // guarded by mu
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New returns a Manager and starts its idle reaper.
+func New(opts Options) *Manager {
+	if opts.OutputLimit <= 0 {
+		opts.OutputLimit = 64 << 10
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 16
+	}
+	if opts.InterruptGrace <= 0 {
+		opts.InterruptGrace = 3 * time.Second
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = 30 * time.Second
+	}
+	if opts.MaxTimeout < opts.DefaultTimeout {
+		opts.MaxTimeout = opts.DefaultTimeout
+	}
+	m := &Manager{opts: opts, log: opts.Logger, sessions: map[key]*session{}, stop: make(chan struct{}),
+		spares: make(chan spare, max(opts.Spares, 0))}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.refillSpares()
+	if opts.IdleTimeout > 0 {
+		m.wg.Add(1)
+		go m.reapIdle()
+	}
+	return m
+}
+
+// Run executes one call and returns its result. Errors about the request
+// itself come back as results too; Run never returns a nil result.
+func (m *Manager) Run(ctx context.Context, req Request) *render.Result {
+	name := req.Session
+	if name == "" {
+		name = DefaultSession
+	}
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = m.opts.DefaultTimeout
+	}
+	timeout = min(timeout, m.opts.MaxTimeout)
+	res := &render.Result{Session: name, Servers: req.Servers, TimeoutSeconds: 0}
+	principal := req.Principal
+	if principal == "" {
+		principal = "default"
+	}
+	s, err := m.acquire(ctx, key{req.Owner, name}, principal)
+	if err != nil {
+		res.Status, res.Error = render.StatusError, err.Error()
+		return res
+	}
+	defer m.release(s)
+	if req.Reset {
+		m.endInterpreter(s, "")
+	}
+	if s.ended != "" {
+		res.Notes = append(res.Notes, s.ended)
+		s.ended = ""
+	}
+	if len(req.Servers) > 0 && m.opts.Preload != nil {
+		if err := m.opts.Preload(ctx, req.Servers); err != nil {
+			res.Status, res.Error = render.StatusError, err.Error()
+			return res
+		}
+	}
+	in := s.interp()
+	if in != nil {
+		select {
+		case <-in.Dead():
+			// It died between calls (killed from outside, OOM in a
+			// background thread): the code has not run, so run it afresh.
+			m.endInterpreter(s, "")
+			res.Notes = append(res.Notes, "the session's state was lost (its sandbox "+in.Exit().String()+" between calls); this call ran in a fresh interpreter")
+			res.StateLost = true
+			in = nil
+		default:
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		if in == nil {
+			var err error
+			in, err = m.startInterpreter(ctx, s)
+			if err != nil {
+				res.Status, res.Error = render.StatusError, "starting sandbox: "+err.Error()
+				return res
+			}
+			s.setInterp(in)
+		}
+		if m.exec(ctx, s, in, req, timeout, res) || attempt > 0 {
+			return res
+		}
+		// The interpreter died just before the code could be sent; the code
+		// did not run, so it is safe to run it in a fresh one.
+		in = nil
+		res.StateLost = true
+		res.Notes = append(res.Notes, "the session's state was lost (its sandbox ended just before this call); this call ran in a fresh interpreter")
+	}
+}
+
+// exec runs one call in in. It returns false when the code could not even be
+// sent (the interpreter had died), leaving res untouched.
+func (m *Manager) exec(ctx context.Context, s *session, in *interpreter.Interpreter, req Request, timeout time.Duration, res *render.Result) bool {
+	stdout, stderr := newCapture(m.opts.OutputLimit, m.opts.SpoolLimit), newCapture(m.opts.OutputLimit, m.opts.SpoolLimit)
+	var outMu sync.Mutex
+	var lastLine []byte
+	var loaded []string
+	if m.opts.Loaded != nil {
+		loaded = append(req.Servers, m.opts.Loaded()...)
+	}
+	call := &callState{progress: req.Progress}
+	s.call.Store(call)
+	defer s.call.Store(nil)
+	cell, err := in.Exec(interpreter.ExecRequest{Code: req.Code, Loaded: dedupe(loaded), Files: req.Files, Output: func(stream interpreter.Stream, data []byte) {
+		outMu.Lock()
+		if stream == interpreter.Stderr {
+			stderr.write(data)
+		} else {
+			stdout.write(data)
+		}
+		if line := lastNonEmptyLine(data); line != nil {
+			lastLine = append(lastLine[:0], line...)
+		}
+		outMu.Unlock()
+		if req.Output != nil {
+			req.Output(stream, data)
+		}
+	}})
+	if err != nil {
+		m.endInterpreter(s, "")
+		return false
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if req.Progress != nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
+	start := time.Now()
+	timedOut := false
+wait:
+	for {
+		select {
+		case <-cell.Done():
+			break wait
+		case <-timer.C:
+			timedOut = true
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-tick:
+			outMu.Lock()
+			msg := fmt.Sprintf("running for %ds", int(time.Since(start).Seconds()))
+			if len(lastLine) > 0 {
+				msg += ": " + string(lastLine)
+			}
+			outMu.Unlock()
+			req.Progress(ProgressUpdate{Progress: time.Since(start).Seconds(), Message: msg})
+		}
+	}
+	if timedOut || ctx.Err() != nil {
+		// Interrupt first so the session survives; kill if Python ignores it.
+		cell.Interrupt()
+		grace := time.NewTimer(m.opts.InterruptGrace)
+		select {
+		case <-cell.Done():
+		case <-grace.C:
+			m.log.Warn("cell ignored the interrupt; killing its sandbox", "session", in.ID(), "grace", m.opts.InterruptGrace)
+			in.Kill(context.Background())
+			<-cell.Done()
+		}
+		grace.Stop()
+	}
+	outMu.Lock()
+	res.Stdout, res.Stderr = stdout.output(), stderr.output()
+	outMu.Unlock()
+	call.mu.Lock()
+	res.Images, res.Files = call.images, call.files
+	call.mu.Unlock()
+	m.spill(s, in.ID(), "stdout", stdout, res)
+	m.spill(s, in.ID(), "stderr", stderr, res)
+	r := cell.Result()
+	switch {
+	case timedOut:
+		secs := int((timeout + time.Second - 1) / time.Second)
+		res.Status, res.TimeoutSeconds = render.StatusTimeout, secs
+		res.Error = fmt.Sprintf("Execution timed out after %ds", secs)
+	case ctx.Err() != nil:
+		res.Status, res.Error = render.StatusError, "call cancelled"
+	case r.Died:
+	case r.Status == wire.StatusOK:
+		res.Status, res.ExitCode = render.StatusSuccess, render.Intp(0)
+	case r.Status == wire.StatusExit:
+		res.Status, res.ExitCode = render.StatusError, render.Intp(r.ExitCode)
+		res.Error = fmt.Sprintf("Sandbox exited with code %d", r.ExitCode)
+	default: // error, or an interrupt that was not ours
+		res.Status, res.ExitCode, res.Error = render.StatusError, render.Intp(r.ExitCode), r.Error
+	}
+	if r.Died {
+		exit := r.Exit
+		s.setInterp(nil)
+		m.dropArtifacts(in.ID())
+		res.StateLost = true
+		why := "the sandbox " + exit.String()
+		if exit.OOMKilled {
+			why = fmt.Sprintf("the sandbox was killed at its memory limit (%d MiB)", m.opts.Limits.MemoryBytes>>20)
+		}
+		if !timedOut && ctx.Err() == nil {
+			res.Status, res.ExitCode = render.StatusError, render.Intp(exit.Code)
+			res.Error = why
+		}
+		res.Notes = append(res.Notes, "the session's state was lost ("+why+"); the next call starts a fresh interpreter")
+	}
+	return true
+}
+
+// spill keeps a stream the result had to cut as a session file, and links it.
+func (m *Manager) spill(s *session, sandboxID, stream string, c *capture, res *render.Result) {
+	data, partial := c.spilled()
+	if data == nil || m.opts.Artifacts == nil {
+		return
+	}
+	s.calls++
+	name := fmt.Sprintf("output/%s-%d.txt", stream, s.calls)
+	f, err := m.opts.Artifacts.Put(sandboxID, s.key.owner, name, data)
+	if err != nil {
+		res.Notes = append(res.Notes, "the full "+stream+" could not be kept: "+err.Error())
+		return
+	}
+	desc := fmt.Sprintf("the full %s of this call (%d bytes)", stream, len(data))
+	if partial {
+		desc = fmt.Sprintf("the first %d of %d bytes of %s", len(data), c.total, stream)
+	}
+	res.Files = append(res.Files, render.File{URI: f.URI, Name: name, MIMEType: f.MIMEType, Size: f.Size, Description: desc})
+}
+
+func (m *Manager) dropArtifacts(sandboxID string) {
+	if m.opts.Artifacts != nil {
+		m.opts.Artifacts.Drop(sandboxID)
+	}
+}
+
+func lastNonEmptyLine(data []byte) []byte {
+	for len(data) > 0 {
+		i := bytes.LastIndexByte(data[:len(data)-1], '\n')
+		line := bytes.TrimSpace(data[i+1:])
+		if len(line) > 0 {
+			if len(line) > 200 {
+				line = line[:200]
+			}
+			return line
+		}
+		if i < 0 {
+			return nil
+		}
+		data = data[:i+1]
+	}
+	return nil
+}
+
+// acquire returns the session for k, creating it if the cap allows, and
+// takes its lock.
+func (m *Manager) acquire(ctx context.Context, k key, principal string) (*session, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s := m.sessions[k]
+	if s == nil {
+		if len(m.sessions) >= m.opts.MaxSessions {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("session limit reached (%d sessions in use); reuse a session, reset one, or wait for idle sessions to expire", m.opts.MaxSessions)
+		}
+		if limit := m.opts.MaxClientSessions; limit > 0 {
+			n := 0
+			for _, other := range m.sessions {
+				if other.principal == principal {
+					n++
+				}
+			}
+			if n >= limit {
+				m.mu.Unlock()
+				return nil, fmt.Errorf("session limit of client %s reached (%d sessions); reuse a session, reset one, or wait for idle sessions to expire", principal, limit)
+			}
+		}
+		s = &session{key: k, principal: principal, lock: make(chan struct{}, 1), lastUsed: time.Now()}
+		m.sessions[k] = s
+	}
+	m.mu.Unlock()
+	select {
+	case s.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	// The session may have been removed (owner closed) while we waited.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sessions[k] != s {
+		<-s.lock
+		if m.closed {
+			return nil, ErrClosed
+		}
+		return nil, errors.New("session was closed")
+	}
+	return s, nil
+}
+
+func (m *Manager) release(s *session) {
+	m.mu.Lock()
+	s.lastUsed = time.Now()
+	m.mu.Unlock()
+	<-s.lock
+}
+
+func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interpreter.Interpreter, error) {
+	if in := m.claimSpare(s); in != nil {
+		return in, nil
+	}
+	start := time.Now()
+	in, bound, err := m.newInterpreter(ctx, s.key.name)
+	if err != nil {
+		return nil, err
+	}
+	bound.Store(s)
+	m.log.Info("session started", "session", s.key.name, "sandbox", in.ID(), "python", in.PythonVersion(), "duration", time.Since(start))
+	return in, nil
+}
+
+// newInterpreter starts a sandboxed interpreter; RPCs of its code go to
+// whatever session bound points at.
+func (m *Manager) newInterpreter(ctx context.Context, label string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
+	var rpc interpreter.RPCHandler
+	if m.opts.RPC != nil {
+		rpc = m.opts.RPC("", "")
+	}
+	id := newID()
+	bound := new(atomic.Pointer[session])
+	in, err := interpreter.Start(ctx, interpreter.Options{
+		Backend: m.opts.Backend,
+		Spec: sandbox.Spec{
+			ID:     id,
+			Limits: m.opts.Limits,
+			Mounts: m.opts.Mounts,
+			Labels: map[string]string{"codemode.session": label},
+		},
+		Python: m.opts.Python,
+		Config: m.opts.BootConfig,
+		RPC:    m.sessionRPC(bound, id, rpc),
+		Logger: m.log,
+	})
+	return in, bound, err
+}
+
+// spare is an interpreter started ahead of need, so a new session does not
+// wait for a sandbox to start.
+type spare struct {
+	in    *interpreter.Interpreter
+	bound *atomic.Pointer[session]
+}
+
+// claimSpare hands a ready spare to s (and starts its replacement), or
+// returns nil when none is ready.
+func (m *Manager) claimSpare(s *session) *interpreter.Interpreter {
+	for {
+		select {
+		case sp := <-m.spares:
+			select {
+			case <-sp.in.Dead():
+				m.dropArtifacts(sp.in.ID())
+				continue
+			default:
+			}
+			sp.bound.Store(s)
+			m.log.Info("session started from a spare", "session", s.key.name, "sandbox", sp.in.ID())
+			m.refillSpares()
+			return sp.in
+		default:
+			m.refillSpares()
+			return nil
+		}
+	}
+}
+
+// refillSpares starts spares until Spares are ready or starting.
+func (m *Manager) refillSpares() {
+	m.mu.Lock()
+	need := m.opts.Spares - len(m.spares) - m.sparesStarting
+	if m.closed || need <= 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.sparesStarting += need
+	m.wg.Add(need) // under mu, so Close cannot be waiting already
+	m.mu.Unlock()
+	for range need {
+		go func() {
+			defer m.wg.Done()
+			in, bound, err := m.newInterpreter(context.Background(), "spare")
+			m.mu.Lock()
+			m.sparesStarting--
+			closed := m.closed
+			m.mu.Unlock()
+			if err != nil {
+				m.log.Warn("starting a spare interpreter", "error", err)
+				return
+			}
+			if !closed {
+				select {
+				case m.spares <- spare{in: in, bound: bound}:
+					return
+				default:
+				}
+			}
+			in.Kill(context.Background())
+		}()
+	}
+}
+
+// endInterpreter kills s's interpreter. Preconditions: s's lock is held (or
+// s is no longer reachable).
+func (m *Manager) endInterpreter(s *session, why string) {
+	s.mu.Lock()
+	in := s.in
+	s.in = nil
+	s.mu.Unlock()
+	if in == nil {
+		return
+	}
+	s.ended = why
+	if err := in.Kill(context.Background()); err != nil {
+		m.log.Warn("killing sandbox", "sandbox", in.ID(), "error", err)
+	}
+	m.dropArtifacts(in.ID())
+}
+
+// CloseOwner ends every session of an MCP connection that went away.
+func (m *Manager) CloseOwner(owner string) {
+	m.mu.Lock()
+	var victims []*session
+	for k, s := range m.sessions {
+		if k.owner == owner {
+			victims = append(victims, s)
+			delete(m.sessions, k)
+		}
+	}
+	m.mu.Unlock()
+	m.killAll(victims)
+}
+
+// killAll kills the interpreters of sessions no longer in the map, waiting
+// for running calls to notice.
+func (m *Manager) killAll(victims []*session) {
+	var wg sync.WaitGroup
+	for _, s := range victims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A running call holds the lock; killing its interpreter ends the
+			// call, which then releases the lock.
+			select {
+			case s.lock <- struct{}{}:
+				m.endInterpreter(s, "")
+				<-s.lock
+			default:
+				if in := s.interp(); in != nil {
+					in.Kill(context.Background())
+				}
+				s.lock <- struct{}{}
+				m.endInterpreter(s, "")
+				<-s.lock
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// reapIdle ends sessions unused for longer than the idle timeout.
+func (m *Manager) reapIdle() {
+	defer m.wg.Done()
+	tick := time.NewTicker(max(m.opts.IdleTimeout/10, 100*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		m.mu.Lock()
+		var victims []*session
+		for k, s := range m.sessions {
+			if now.Sub(s.lastUsed) < m.opts.IdleTimeout {
+				continue
+			}
+			select {
+			case s.lock <- struct{}{}: // idle: not running a call
+				delete(m.sessions, k)
+				victims = append(victims, s)
+				<-s.lock
+			default:
+			}
+		}
+		m.mu.Unlock()
+		for _, s := range victims {
+			m.log.Info("session expired after idle timeout", "session", s.key.name, "idle", m.opts.IdleTimeout)
+		}
+		m.killAll(victims)
+	}
+}
+
+// SessionInfo describes a live session.
+type SessionInfo struct {
+	Owner, Name, Sandbox string
+	Idle                 time.Duration
+}
+
+// Sessions lists live sessions, sorted.
+func (m *Manager) Sessions() []SessionInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []SessionInfo
+	for k, s := range m.sessions {
+		info := SessionInfo{Owner: k.owner, Name: k.name, Idle: time.Since(s.lastUsed)}
+		if in := s.interp(); in != nil {
+			info.Sandbox = in.ID()
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Owner != out[j].Owner {
+			return out[i].Owner < out[j].Owner
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Close ends every session and stops the reaper. Running calls end with an
+// error result.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	victims := make([]*session, 0, len(m.sessions))
+	for k, s := range m.sessions {
+		victims = append(victims, s)
+		delete(m.sessions, k)
+	}
+	m.mu.Unlock()
+	close(m.stop)
+	m.killAll(victims)
+	m.wg.Wait() // spares being started are killed by their goroutine
+	for {
+		select {
+		case sp := <-m.spares:
+			sp.in.Kill(context.Background())
+			continue
+		default:
+		}
+		break
+	}
+}
+
+func newID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "s" + hex.EncodeToString(b[:])
+}
+
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/internal/render"
+	"github.com/codemode/codemode/internal/sandbox/linuxns"
+)
+
+var backend = sync.OnceValue(func() *linuxns.Backend { return linuxns.New(nil) })
+
+func newManager(t testing.TB, opts Options) *Manager {
+	opts.Backend = backend()
+	m := New(opts)
+	t.Cleanup(m.Close)
+	return m
+}
+
+func run(t testing.TB, m *Manager, session, code string) *render.Result {
+	t.Helper()
+	return m.Run(context.Background(), Request{Owner: "test", Session: session, Code: code})
+}
+
+func stdout(r *render.Result) string { return strings.Join(r.Stdout.Lines(), "\n") }
+
+func TestSpareIsClaimedAndReplaced(t *testing.T) {
+	m := newManager(t, Options{Spares: 1})
+	waitSpares(t, m, 1)
+	r := run(t, m, "a", "x = 1\nprint('a')")
+	if r.Status != render.StatusSuccess || stdout(r) != "a" {
+		t.Fatalf("first call from a spare: %+v", r)
+	}
+	waitSpares(t, m, 1) // replaced in the background
+	r = run(t, m, "b", "print('x' in globals())")
+	if stdout(r) != "False" {
+		t.Fatalf("a spare leaked state between sessions: %q", stdout(r))
+	}
+	// The claimed spare answers RPCs for its session (memory needs the session's principal).
+	r = run(t, m, "a", "print(x)")
+	if stdout(r) != "1" {
+		t.Fatalf("session a lost its state: %+v", r)
+	}
+}
+
+func waitSpares(t testing.TB, m *Manager, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(m.spares) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spares ready after 30s, want %d", len(m.spares), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestSessionCapPerClient(t *testing.T) {
+	m := newManager(t, Options{MaxSessions: 4, MaxClientSessions: 1})
+	ok := m.Run(context.Background(), Request{Owner: "o1", Principal: "alice", Code: "1"})
+	refused := m.Run(context.Background(), Request{Owner: "o2", Principal: "alice", Code: "1"})
+	other := m.Run(context.Background(), Request{Owner: "o3", Principal: "bob", Code: "1"})
+	if ok.Status != render.StatusSuccess || other.Status != render.StatusSuccess {
+		t.Fatalf("ok=%+v other=%+v", ok, other)
+	}
+	if refused.Status != render.StatusError || !strings.Contains(refused.Error, "session limit of client alice") {
+		t.Fatalf("second session of alice: %+v", refused)
+	}
+}
+
+func TestCapture(t *testing.T) {
+	c := newCapture(100, 1000)
+	for i := 0; i < 50; i++ {
+		c.write([]byte(fmt.Sprintf("%03d\n", i)))
+	}
+	out := c.output()
+	if out.Total != 200 || len(out.Head) != 75 || len(out.Tail) != 25 || out.Omitted() != 100 {
+		t.Fatalf("capture = head %d tail %d total %d", len(out.Head), len(out.Tail), out.Total)
+	}
+	if !strings.HasPrefix(string(out.Head), "000\n001\n") || !strings.HasSuffix(string(out.Tail), "049\n") {
+		t.Fatalf("head %q tail %q", out.Head, out.Tail)
+	}
+	if all, partial := c.spilled(); len(all) != 200 || partial {
+		t.Fatalf("spilled %d partial %v", len(all), partial)
+	}
+	small := newCapture(100, 1000)
+	small.write([]byte("hi\n"))
+	if all, _ := small.spilled(); all != nil {
+		t.Fatal("output within the limit was spilled")
+	}
+}
+
+// BenchmarkNewSession measures the first call of a brand-new session, with
+// and without a spare interpreter ready.
+func BenchmarkNewSession(b *testing.B) {
+	for _, spares := range []int{0, 1} {
+		b.Run(fmt.Sprintf("spares=%d", spares), func(b *testing.B) {
+			m := newManager(b, Options{Spares: spares})
+			var durs []time.Duration
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				if spares > 0 {
+					waitSpares(b, m, spares)
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				r := m.Run(context.Background(), Request{Owner: "bench", Session: fmt.Sprint("s", i), Code: "pass"})
+				durs = append(durs, time.Since(t0))
+				if r.Status != render.StatusSuccess {
+					b.Fatalf("%+v", r)
+				}
+				b.StopTimer()
+				m.CloseOwner("bench")
+				b.StartTimer()
+			}
+			sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+			b.ReportMetric(float64(durs[len(durs)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/codemode/codemode/internal/sandbox"
+)
+
+// CapabilitiesURI and the resource's name are the reference project's.
+const (
+	CapabilitiesURI  = "resource://mcp-server-code-execution-mode/capabilities"
+	capabilitiesName = "code-execution-capabilities"
+	capabilitiesMIME = "text/markdown"
+)
+
+// helpersSummary keeps the reference's wording where the helpers are the same.
+const helpersSummary = "Python Sandbox. 1. DISCOVER: `runtime.discovered_servers()`, `runtime.search_tool_docs('query')`. " +
+	"Use `discovered_servers(detailed=True)` for descriptions. 2. CALL: `await mcp_server.tool()`. " +
+	"3. PERSIST: variables, imports and functions survive between calls in a session. " +
+	"Run `print(runtime.capability_summary())` for the full manual."
+
+// ManualInfo is what the manual states about the limits in force.
+type ManualInfo struct {
+	Backend        sandbox.Capabilities
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	InterruptGrace time.Duration
+	IdleTimeout    time.Duration
+	MaxSessions    int
+	OutputLimit    int
+	MemoryBytes    int64
+	PIDs           int
+	CPUs           float64
+	TmpBytes       int64
+	WorkspaceBytes int64
+	Helpers        []Helper // documented helpers, in order
+	DataDir        string   // "" (none), "read-only" or "read-write": a host directory at /workspace/data
+}
+
+// Helper documents one in-sandbox helper.
+type Helper struct {
+	Signature, Doc string
+}
+
+// Manual renders the capabilities document: the resource body and the text
+// of runtime.capability_summary().
+func Manual(m ManualInfo) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# Code Execution MCP Capabilities\n\n%s\n\n", helpersSummary)
+
+	p("## Sessions\n")
+	p("- Each MCP connection has a persistent Python session: variables, imports and functions survive between `run_python` calls. Pass `session` to use several named sessions, `reset: true` to start from a fresh interpreter.\n")
+	p("- Top-level `await` works, and the value of a final expression is printed, as in a REPL. `input()` sees end of file.\n")
+	p("- Timeout: %s by default, at most %s per call. On timeout the code gets KeyboardInterrupt; if it has not stopped %s later the sandbox is killed and the session's state is lost (the result says so).\n",
+		secs(m.DefaultTimeout), secs(m.MaxTimeout), secs(m.InterruptGrace))
+	p("- Sessions end after %s without calls, when their connection closes, and at shutdown; at most %d run at once.\n", m.IdleTimeout, m.MaxSessions)
+	p("- Output: up to %s of stdout and of stderr per call are returned; beyond that the middle is cut and the result states how much.\n\n", size(int64(m.OutputLimit)))
+
+	p("## Sandbox\n")
+	p("- Backend: %s — %s.\n", m.Backend.Backend, m.Backend.Engine)
+	p("- Limits per session: memory %s, %d processes/threads", size(m.MemoryBytes), m.PIDs)
+	if m.CPUs > 0 {
+		p(", %g CPU", m.CPUs)
+	}
+	p("; writable `/tmp` (%s) and `/workspace` (%s, the working directory), both noexec; everything else is read-only. No network.\n", size(m.TmpBytes), size(m.WorkspaceBytes))
+	if m.DataDir != "" {
+		p("- `/workspace/data`: a host directory, mounted %s.\n", m.DataDir)
+	}
+	p("- Files written under `/workspace/out` (or passed to `publish(path)`) come back to the client as resource links.\n")
+	for _, pr := range m.Backend.Protections {
+		state := "enforced"
+		if !pr.Enforced {
+			state = "NOT enforced"
+		}
+		p("- %s: %s (%s)\n", pr.Name, state, pr.How)
+	}
+	for _, n := range m.Backend.Notes {
+		p("- note: %s\n", n)
+	}
+	p("\n## Helpers\n")
+	p("`runtime` (the module `mcp.runtime`) and `mcp` are predefined in every session.\n")
+	for _, h := range m.Helpers {
+		p("- `%s`: %s\n", h.Signature, h.Doc)
+	}
+	p("\nResource URI: %s\n", CapabilitiesURI)
+	return b.String()
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second)) }
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,256 @@
+// Package mcpserver is codemode's MCP surface on the official Go SDK: the
+// run_python tool, the capabilities resource, per-connection session
+// ownership and request ids. It turns tool calls into executor requests and
+// executor results into MCP results (via render).
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/executor"
+	"github.com/codemode/codemode/internal/obs"
+	"github.com/codemode/codemode/internal/render"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a Server.
+type Options struct {
+	Executor       *executor.Manager
+	Version        string
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	OutputMode     func() string // read per call, like the reference's MCP_BRIDGE_OUTPUT_MODE
+	TOON           render.TOONEncoder
+	Manual         string // capabilities document
+	// Artifacts serves the files sessions publish (nil: none).
+	Artifacts *artifacts.Store
+	// MaxClientCalls bounds the concurrent calls of one client (token); 0 = none.
+	MaxClientCalls int
+	Logger         *slog.Logger
+}
+
+// Server is the MCP server.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+
+	mu     sync.Mutex
+	owners map[*mcp.ServerSession]string
+	nextID atomic.Uint64
+	calls  *clientLimits
+}
+
+// New builds the server and registers its tool and resource.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, log: opts.Logger, owners: map[*mcp.ServerSession]string{},
+		calls: &clientLimits{max: opts.MaxClientCalls, active: map[string]int{}}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.OutputMode == nil {
+		s.opts.OutputMode = func() string { return "compact" }
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode", Version: opts.Version}, &mcp.ServerOptions{
+		// The SDK narrates every connection at info level; keep that for debugging.
+		Logger: sdkLogger(s.log),
+		// No logging capability (the SDK's default): codemode logs to stderr.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: false},
+			Resources: &mcp.ResourceCapabilities{ListChanged: false, Subscribe: false},
+		},
+	})
+	s.mcp.AddReceivingMiddleware(s.requestIDs)
+	s.mcp.AddTool(&mcp.Tool{
+		Name:        ToolName,
+		Description: toolDescription,
+		InputSchema: json.RawMessage(inputSchema(int(opts.DefaultTimeout/time.Second), int(opts.MaxTimeout/time.Second))),
+	}, s.runPython)
+	s.mcp.AddResource(&mcp.Resource{
+		URI:         CapabilitiesURI,
+		Name:        capabilitiesName,
+		Title:       "Code Execution Sandbox Helpers",
+		Description: "Capability overview, helper reference, and sandbox usage notes (call runtime.capability_summary() inside the sandbox for this text).",
+		MIMEType:    capabilitiesMIME,
+		Size:        int64(len(opts.Manual)),
+	}, s.readCapabilities)
+	if opts.Artifacts != nil {
+		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+			URITemplate: artifacts.URIPrefix + "{session}/files/{+name}",
+			Name:        "session-file",
+			Title:       "Files published by run_python code",
+			Description: "Files code wrote to /workspace/out or passed to publish(), and full copies of cut output; readable while the session lives.",
+		}, s.readSessionFile)
+	}
+	return s
+}
+
+func (s *Server) readSessionFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	f, data, err := s.opts.Artifacts.Read(s.owner(req.Session), req.Params.URI)
+	if err != nil {
+		if errors.Is(err, artifacts.ErrNotFound) {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		return nil, err
+	}
+	c := &mcp.ResourceContents{URI: f.URI, MIMEType: f.MIMEType}
+	if strings.HasPrefix(f.MIMEType, "text/") || strings.HasSuffix(f.MIMEType, "json") || utf8.Valid(data) && !strings.HasPrefix(f.MIMEType, "image/") {
+		c.Text = string(data)
+	} else {
+		c.Blob = data
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// MCP returns the underlying SDK server (for transports).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// RunStdio serves one client on stdin/stdout until it disconnects or ctx ends.
+func (s *Server) RunStdio(ctx context.Context) error {
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// requestIDs tags every request's context with an id that log records carry.
+func (s *Server) requestIDs(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, _ = obs.WithRequestID(ctx)
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		s.log.DebugContext(ctx, "request", "method", method, "duration", time.Since(start), "error", err)
+		return res, err
+	}
+}
+
+// owner returns the id of a client connection, watching for its end so its
+// sessions can be closed.
+func (s *Server) owner(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return "local"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.owners[ss]; ok {
+		return id
+	}
+	id := "conn-" + strconv.FormatUint(s.nextID.Add(1), 10)
+	s.owners[ss] = id
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		delete(s.owners, ss)
+		s.mu.Unlock()
+		s.log.Debug("client disconnected; closing its sessions", "owner", id)
+		s.opts.Executor.CloseOwner(id)
+	}()
+	return id
+}
+
+func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var raw jsontext.Value
+	if req.Params != nil {
+		raw = jsontext.Value(req.Params.Arguments)
+	}
+	maxSecs := int(s.opts.MaxTimeout / time.Second)
+	a, err := parseArgs(raw, maxSecs)
+	var res *render.Result
+	if err != nil {
+		res = &render.Result{Status: render.StatusValidationError, Error: err.Error()}
+	} else {
+		start := time.Now()
+		client := principal(req)
+		if !s.calls.acquire(client) {
+			res = &render.Result{Status: render.StatusError, Error: fmt.Sprintf("too many concurrent calls for client %s (limit %d); retry when one finishes", client, s.opts.MaxClientCalls)}
+			return s.toolResult(res), nil
+		}
+		defer s.calls.release(client)
+		res = s.opts.Executor.Run(ctx, executor.Request{
+			Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
+			Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
+			Principal: client, Progress: progressReporter(ctx, req),
+		})
+		s.log.InfoContext(ctx, "run_python", "client", client, "session", res.Session, "status", res.Status,
+			"code_bytes", len(a.Code), "stdout_bytes", res.Stdout.Total, "stderr_bytes", res.Stderr.Total,
+			"duration", time.Since(start))
+	}
+	return s.toolResult(res), nil
+}
+
+func (s *Server) toolResult(res *render.Result) *mcp.CallToolResult {
+	res.Finish()
+	content := []mcp.Content{&mcp.TextContent{Text: res.Text(s.opts.OutputMode(), s.opts.TOON)}}
+	for _, img := range res.Images {
+		content = append(content, &mcp.ImageContent{MIMEType: img.MIMEType, Data: img.Data})
+	}
+	for _, f := range res.Files {
+		content = append(content, &mcp.ResourceLink{URI: f.URI, Name: f.Name, MIMEType: f.MIMEType, Size: &f.Size, Description: f.Description})
+	}
+	return &mcp.CallToolResult{
+		Content:           content,
+		StructuredContent: res.Structured(),
+		IsError:           res.Status != render.StatusSuccess,
+	}
+}
+
+// progressReporter sends notifications/progress when the client asked for
+// them (it sent a progress token). Progress values must increase: elapsed
+// seconds are reported until the code reports its own progress, whose values
+// are passed on only when they grow.
+func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(executor.ProgressUpdate) {
+	if req.Params == nil || req.Session == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	var last float64
+	fromCode := false
+	return func(u executor.ProgressUpdate) {
+		mu.Lock()
+		defer mu.Unlock()
+		if u.FromCode {
+			fromCode = true
+		} else if fromCode {
+			return // the elapsed-time ticker yields to the code's own reports
+		}
+		if u.Progress <= last {
+			return
+		}
+		last = u.Progress
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: u.Progress, Total: u.Total, Message: u.Message})
+	}
+}
+
+func (s *Server) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if req.Params.URI != CapabilitiesURI {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI: CapabilitiesURI, MIMEType: capabilitiesMIME, Text: s.opts.Manual,
+	}}}, nil
+}
+
+func sdkLogger(l *slog.Logger) *slog.Logger {
+	l = l.With("component", "mcp")
+	if l.Enabled(context.Background(), slog.LevelDebug) {
+		return l
+	}
+	return obs.AtLeast(l, slog.LevelWarn)
+}

@@ -1,0 +1,465 @@
+// Package proxy answers the requests sandboxed code makes to reach the
+// user's MCP servers: discovery (discovered_servers, list_servers,
+// describe_server), docs and ranked search over the tool catalogue, and tool
+// calls through the upstream pool. It is the host side of mcp.runtime; the
+// method names and result shapes follow the reference project (see
+// ../shared/reference/compat.md §4-5).
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codemode/codemode/internal/interpreter"
+	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/tooldocs"
+	"github.com/codemode/codemode/internal/upstream"
+	"github.com/codemode/codemode/internal/wire"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a Proxy.
+type Options struct {
+	Servers []serverconfig.Server
+	Pool    *upstream.Pool
+	Catalog *tooldocs.Catalog
+	// IndexTimeout bounds how long a search waits for never-started servers
+	// to start so their tools can be searched too (default 15s).
+	IndexTimeout time.Duration
+	// CacheDir keeps tool lists across restarts (the state directory);
+	// empty disables the cache.
+	CacheDir string
+	Logger   *slog.Logger
+}
+
+// Proxy dispatches sandbox RPCs.
+type Proxy struct {
+	opts    Options
+	log     *slog.Logger
+	servers map[string]serverconfig.Server
+	cache   *toolCache
+
+	indexMu sync.Mutex // one catalogue warm-up at a time
+}
+
+// New returns a Proxy and registers every configured server in the catalogue.
+func New(opts Options) *Proxy {
+	if opts.IndexTimeout <= 0 {
+		opts.IndexTimeout = 15 * time.Second
+	}
+	p := &Proxy{opts: opts, log: opts.Logger, servers: map[string]serverconfig.Server{}, cache: openToolCache(opts.CacheDir)}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	for _, s := range opts.Servers {
+		p.servers[s.Name] = s
+		opts.Catalog.AddServer(s.Name, s.Description)
+		if tools, ok := p.cache.get(s); ok {
+			opts.Catalog.SetTools(s.Name, tools)
+		}
+	}
+	return p
+}
+
+// ToolsChanged is the pool's OnTools hook: it keeps the catalogue and the
+// on-disk cache current.
+func (p *Proxy) ToolsChanged(server string, tools []*mcp.Tool) {
+	converted := convertTools(tools)
+	p.opts.Catalog.SetTools(server, converted)
+	if cfg, ok := p.servers[server]; ok {
+		if err := p.cache.put(cfg, converted); err != nil {
+			p.log.Warn("writing the tool cache", "error", err)
+		}
+	}
+}
+
+func convertTools(tools []*mcp.Tool) []tooldocs.Tool {
+	out := make([]tooldocs.Tool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, tooldocs.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: rawJSON(t.InputSchema), OutputSchema: rawJSON(t.OutputSchema), Annotations: rawJSON(t.Annotations),
+		})
+	}
+	return out
+}
+
+func rawJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil || string(data) == "null" {
+		return nil
+	}
+	return data
+}
+
+// Brief describes a server to the runtime at boot (for mcp_<alias> names).
+type Brief struct {
+	Name        string `json:"name"`
+	Alias       string `json:"alias"`
+	Description string `json:"description"`
+}
+
+// Briefs lists every configured server, sorted by name.
+func (p *Proxy) Briefs() []Brief {
+	var out []Brief
+	for _, s := range p.opts.Catalog.Servers() {
+		out = append(out, Brief{Name: s.Name, Alias: s.Alias, Description: s.Description})
+	}
+	return out
+}
+
+// Preload starts the named servers (the run_python `servers` argument) in
+// parallel. Unknown names fail with the reference's "Unknown MCP server".
+func (p *Proxy) Preload(ctx context.Context, names []string) error {
+	for _, n := range names {
+		if _, ok := p.opts.Catalog.Server(n); !ok {
+			// The reference's wording; prompts may look for it.
+			return &userError{kind: "unknown_server", server: n, msg: "Unknown MCP server: " + n}
+		}
+	}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, _ := p.opts.Catalog.Server(n)
+			errs[i] = p.opts.Pool.Start(ctx, info.Name)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Loaded lists the servers with a live session.
+func (p *Proxy) Loaded() []string { return p.opts.Pool.Running() }
+
+// Handler returns the RPC handler for one session's code.
+func (p *Proxy) Handler() interpreter.RPCHandler {
+	return func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, *wire.RPCError) {
+		res, err := p.dispatch(ctx, method, params)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		data, merr := jsonv2.Marshal(res, jsonv2.Deterministic(true))
+		if merr != nil {
+			return nil, &wire.RPCError{Kind: "internal", Message: "encoding result: " + merr.Error()}
+		}
+		return data, nil
+	}
+}
+
+// userError is an error whose message is meant for sandboxed code as is.
+type userError struct {
+	kind, msg    string
+	server, tool string
+}
+
+func (e *userError) Error() string { return e.msg }
+
+func rpcError(err error) *wire.RPCError {
+	var ue *userError
+	if errors.As(err, &ue) {
+		return &wire.RPCError{Kind: ue.kind, Message: ue.msg, Server: ue.server, Tool: ue.tool}
+	}
+	var ue2 *upstream.Error
+	if errors.As(err, &ue2) {
+		return &wire.RPCError{Kind: ue2.Kind, Message: ue2.Error(), Server: ue2.Server, Tool: ue2.Tool}
+	}
+	var nf *tooldocs.NotFoundError
+	if errors.As(err, &nf) {
+		kind := "unknown_server"
+		if nf.Kind == tooldocs.ToolNotFound {
+			kind = "unknown_tool"
+		}
+		return &wire.RPCError{Kind: kind, Message: nf.Error(), Server: nf.Server, Tool: nf.Tool}
+	}
+	return &wire.RPCError{Kind: "error", Message: err.Error()}
+}
+
+type rpcParams struct {
+	Server     *string          `json:"server"`
+	Tool       *string          `json:"tool"`
+	Detail     string           `json:"detail"`
+	Query      *string          `json:"query"`
+	Limit      *int             `json:"limit"`
+	Arguments  jsontext.Value   `json:"arguments"`
+	Positional []jsontext.Value `json:"positional"`
+}
+
+func (p *Proxy) dispatch(ctx context.Context, method string, raw jsontext.Value) (any, error) {
+	var a rpcParams
+	if len(raw) > 0 {
+		if err := jsonv2.Unmarshal(raw, &a, jsonv2.RejectUnknownMembers(true)); err != nil {
+			return nil, &userError{kind: "invalid", msg: "invalid parameters for " + method + ": " + err.Error()}
+		}
+	}
+	switch method {
+	case "discovered_servers":
+		return p.Briefs(), nil
+	case "list_servers":
+		return orEmpty(p.Loaded()), nil
+	case "describe_server":
+		info, err := p.serverWithTools(ctx, a.Server)
+		if err != nil {
+			return nil, err
+		}
+		return p.describe(info), nil
+	case "list_loaded_server_metadata":
+		out := []description{}
+		for _, name := range p.Loaded() {
+			if info, ok := p.opts.Catalog.Server(name); ok && info.ToolsKnown {
+				out = append(out, p.describe(info))
+			}
+		}
+		return out, nil
+	case "list_tools":
+		info, err := p.server(a.Server)
+		if err != nil {
+			return nil, err
+		}
+		tools, err := p.opts.Pool.RefreshTools(ctx, info.Name)
+		if err != nil {
+			return nil, err
+		}
+		return orEmpty(tools), nil
+	case "list_tools_cached":
+		info, err := p.serverWithTools(ctx, a.Server)
+		if err != nil {
+			return nil, err
+		}
+		return p.describe(info).Tools, nil
+	case "query_tool_docs":
+		if _, err := p.serverWithTools(ctx, a.Server); err != nil {
+			return nil, err
+		}
+		return p.opts.Catalog.Query(a.Server, a.Tool, a.Detail)
+	case "search_tool_docs":
+		if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
+			return nil, &userError{kind: "invalid", msg: "Missing 'query' value"}
+		}
+		limit := tooldocs.DefaultSearchLimit
+		if a.Limit != nil {
+			limit = *a.Limit
+		}
+		p.indexAll(ctx)
+		return p.opts.Catalog.Search(*a.Query, limit, a.Detail), nil
+	case "call_tool":
+		return p.callTool(ctx, a)
+	}
+	return nil, &userError{kind: "invalid", msg: "Unknown RPC type: " + method}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// server resolves a server by name or alias.
+func (p *Proxy) server(name *string) (tooldocs.ServerInfo, error) {
+	if name == nil {
+		return tooldocs.ServerInfo{}, &userError{kind: "invalid", msg: "a server name is required"}
+	}
+	info, ok := p.opts.Catalog.Server(*name)
+	if !ok {
+		return info, &userError{kind: "unknown_server", msg: fmt.Sprintf("Unknown MCP server: %s (configured: %s)", *name, strings.Join(p.names(), ", ")), server: *name}
+	}
+	return info, nil
+}
+
+func (p *Proxy) names() []string {
+	var out []string
+	for _, s := range p.opts.Catalog.Servers() {
+		out = append(out, s.Name)
+	}
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}
+
+// serverWithTools resolves a server and makes sure its tools are known,
+// starting it if it never ran.
+func (p *Proxy) serverWithTools(ctx context.Context, name *string) (tooldocs.ServerInfo, error) {
+	info, err := p.server(name)
+	if err != nil {
+		return info, err
+	}
+	if info.ToolsKnown {
+		return info, nil
+	}
+	tools, err := p.opts.Pool.Tools(ctx, info.Name)
+	if err != nil {
+		return info, err
+	}
+	p.ToolsChanged(info.Name, tools)
+	info, _ = p.opts.Catalog.Server(info.Name)
+	return info, nil
+}
+
+type toolDescription struct {
+	Name        string          `json:"name"`
+	Alias       string          `json:"alias"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type description struct {
+	Name  string            `json:"name"`
+	Alias string            `json:"alias"`
+	Tools []toolDescription `json:"tools"`
+	Cwd   *string           `json:"cwd"`
+}
+
+func (p *Proxy) describe(info tooldocs.ServerInfo) description {
+	d := description{Name: info.Name, Alias: info.Alias, Tools: []toolDescription{}}
+	if cfg, ok := p.servers[info.Name]; ok && cfg.Cwd != "" {
+		cwd := cfg.Cwd
+		d.Cwd = &cwd
+	}
+	for _, t := range info.Tools {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage("null")
+		}
+		d.Tools = append(d.Tools, toolDescription{Name: t.Name, Alias: t.Alias, Description: t.Description, InputSchema: schema})
+	}
+	return d
+}
+
+// indexAll starts, in parallel and for a bounded time, every configured
+// server whose tools were never listed, so search covers all of them.
+func (p *Proxy) indexAll(ctx context.Context) {
+	var missing []string
+	for _, s := range p.opts.Catalog.Servers() {
+		if !s.ToolsKnown {
+			missing = append(missing, s.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	p.indexMu.Lock()
+	defer p.indexMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, p.opts.IndexTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, name := range missing {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tools, err := p.opts.Pool.Tools(ctx, name)
+			if err != nil {
+				p.log.Info("server not searchable", "server", name, "error", err)
+				return
+			}
+			p.ToolsChanged(name, tools)
+		}()
+	}
+	wg.Wait()
+}
+
+func (p *Proxy) callTool(ctx context.Context, a rpcParams) (any, error) {
+	if a.Tool == nil || *a.Tool == "" {
+		return nil, &userError{kind: "invalid", msg: "Missing tool name"}
+	}
+	info, err := p.serverWithTools(ctx, a.Server)
+	if err != nil {
+		return nil, err
+	}
+	_, tool, err := p.opts.Catalog.ResolveTool(info.Name, *a.Tool)
+	if err != nil {
+		var nf *tooldocs.NotFoundError
+		if errors.As(err, &nf) {
+			return nil, &userError{kind: "unknown_tool", server: info.Name, tool: *a.Tool,
+				msg: fmt.Sprintf("Tool %q not found for server %s; its tools: %s", *a.Tool, info.Name, toolNames(info))}
+		}
+		return nil, err
+	}
+	args := map[string]jsontext.Value{}
+	if len(a.Arguments) > 0 && string(a.Arguments) != "null" {
+		if err := jsonv2.Unmarshal(a.Arguments, &args); err != nil {
+			return nil, &userError{kind: "invalid", msg: "Arguments must be an object", server: info.Name, tool: tool.Name}
+		}
+	}
+	if len(a.Positional) > 0 {
+		if err := bindPositional(info.Name, tool, a.Positional, args); err != nil {
+			return nil, err
+		}
+	}
+	res, err := p.opts.Pool.CallTool(ctx, info.Name, tool.Name, args)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func toolNames(info tooldocs.ServerInfo) string {
+	names := make([]string, len(info.Tools))
+	for i, t := range info.Tools {
+		names[i] = t.Alias
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// bindPositional maps positional arguments onto parameter names when that is
+// unambiguous: one argument, and the tool has exactly one required parameter
+// (or exactly one parameter). Anything else is a TypeError naming the
+// parameters, as Python would raise.
+func bindPositional(server string, tool tooldocs.ToolInfo, pos []jsontext.Value, args map[string]jsontext.Value) error {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	json.Unmarshal(tool.InputSchema, &schema)
+	params := make([]string, 0, len(schema.Properties))
+	for name := range schema.Properties {
+		params = append(params, name)
+	}
+	sort.Strings(params)
+	target := ""
+	switch {
+	case len(schema.Required) == 1:
+		target = schema.Required[0]
+	case len(schema.Required) == 0 && len(params) == 1:
+		target = params[0]
+	}
+	typeErr := func(why string) error {
+		return &userError{kind: "type_error", server: server, tool: tool.Name,
+			msg: fmt.Sprintf("%s() %s; call it with keyword arguments: %s (required: %s)", tool.Alias, why,
+				strings.Join(orNone(params), ", "), strings.Join(orNone(schema.Required), ", "))}
+	}
+	if target == "" {
+		return typeErr("takes no positional arguments")
+	}
+	if len(pos) > 1 {
+		return typeErr(fmt.Sprintf("takes 1 positional argument but %d were given", len(pos)))
+	}
+	if _, dup := args[target]; dup {
+		return typeErr(fmt.Sprintf("got multiple values for argument '%s'", target))
+	}
+	args[target] = pos[0]
+	return nil
+}
+
+func orNone(s []string) []string {
+	if len(s) == 0 {
+		return []string{"none"}
+	}
+	return s
+}

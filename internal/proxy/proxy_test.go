@@ -1,0 +1,111 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/tooldocs"
+	"github.com/codemode/codemode/internal/upstream"
+	"github.com/codemode/codemode/internal/upstream/upstreamtest"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) {
+	upstreamtest.MaybeServe()
+	os.Exit(m.Run())
+}
+
+func toolsServer(t *testing.T) serverconfig.Server {
+	self, _ := os.Executable()
+	return serverconfig.Server{Name: "my-tools", Description: "test tools", Transport: serverconfig.TransportStdio,
+		Command: self, Env: map[string]string{upstreamtest.EnvVar: "tools"}}
+}
+
+func newProxy(t *testing.T, cacheDir string, servers ...serverconfig.Server) *Proxy {
+	var px *Proxy
+	pool := upstream.New(upstream.Options{Servers: servers, BaseEnv: []string{"PATH=" + os.Getenv("PATH")},
+		OnTools: func(s string, tools []*mcp.Tool) { px.ToolsChanged(s, tools) }})
+	t.Cleanup(pool.Close)
+	px = New(Options{Servers: servers, Pool: pool, Catalog: tooldocs.NewCatalog(nil), CacheDir: cacheDir})
+	return px
+}
+
+func call(t *testing.T, px *Proxy, method string, params any) (string, string) {
+	t.Helper()
+	raw, _ := json.Marshal(params)
+	res, rerr := px.Handler()(context.Background(), method, jsontext.Value(raw))
+	if rerr != nil {
+		return "", rerr.Kind + ": " + rerr.Message
+	}
+	return string(res), ""
+}
+
+func TestDispatch(t *testing.T) {
+	px := newProxy(t, "", toolsServer(t))
+	tests := []struct {
+		method     string
+		params     map[string]any
+		want, werr string
+	}{
+		{"discovered_servers", nil, `[{"name":"my-tools","alias":"my_tools","description":"test tools"}]`, ""},
+		{"list_servers", nil, `[]`, ""},
+		{"call_tool", map[string]any{"server": "my_tools", "tool": "echo", "arguments": map[string]any{"message": "hi"}}, `"text":"echo: hi"`, ""},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "positional": []any{"pos"}}, `"text":"echo: pos"`, ""},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "add", "positional": []any{1}}, "", "type_error: add() takes no positional arguments; call it with keyword arguments: a, b (required: a, b)"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "positional": []any{"a", "b"}}, "", "type_error: echo() takes 1 positional argument but 2 were given"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "arguments": map[string]any{"message": "a"}, "positional": []any{"b"}}, "", "type_error: echo() got multiple values for argument 'message'"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "nope"}, "", "unknown_tool: Tool \"nope\" not found for server my-tools; its tools: add, big, crash, echo, env, fail, grow, sleep"},
+		{"call_tool", map[string]any{"server": "elsewhere", "tool": "x"}, "", "unknown_server: Unknown MCP server: elsewhere (configured: my-tools)"},
+		{"call_tool", map[string]any{"server": "my-tools"}, "", "invalid: Missing tool name"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "arguments": []any{1}}, "", "invalid: Arguments must be an object"},
+		{"list_servers", nil, `["my-tools"]`, ""},
+		{"query_tool_docs", map[string]any{"server": "my-tools", "tool": "echo"}, `[{"server":"my-tools","serverAlias":"my_tools","tool":"echo","toolAlias":"echo","description":"Echo a message back."}]`, ""},
+		{"query_tool_docs", map[string]any{"server": "my-tools", "tool": "zzz"}, "", "unknown_tool: Tool 'zzz' not found for server my-tools"},
+		{"search_tool_docs", map[string]any{"query": "echo message back", "limit": 1}, `"tool":"echo"`, ""},
+		{"search_tool_docs", map[string]any{"query": " "}, "", "invalid: Missing 'query' value"},
+		{"describe_server", map[string]any{"server": "my_tools"}, `"alias":"my_tools","tools":[{"name":"add"`, ""},
+		{"no_such_method", nil, "", "invalid: Unknown RPC type: no_such_method"},
+		{"list_tools", map[string]any{"server": "my-tools", "bogus": 1}, "", "invalid: invalid parameters for list_tools"},
+	}
+	for _, tc := range tests {
+		got, gerr := call(t, px, tc.method, tc.params)
+		if tc.werr != "" {
+			if !strings.HasPrefix(gerr, tc.werr) {
+				t.Errorf("%s %v: error %q, want %q", tc.method, tc.params, gerr, tc.werr)
+			}
+			continue
+		}
+		if gerr != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s %v = %s, %s; want it to contain %s", tc.method, tc.params, got, gerr, tc.want)
+		}
+	}
+}
+
+func TestToolCacheSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := toolsServer(t)
+	px := newProxy(t, dir, srv)
+	if _, gerr := call(t, px, "describe_server", map[string]any{"server": "my-tools"}); gerr != "" {
+		t.Fatal(gerr)
+	}
+	// A new codemode with the same configuration searches without starting the server.
+	px2 := newProxy(t, dir, srv)
+	got, gerr := call(t, px2, "search_tool_docs", map[string]any{"query": "sleep", "limit": 1})
+	if gerr != "" || !strings.Contains(got, `"tool":"sleep"`) {
+		t.Fatalf("search from cache = %s %s", got, gerr)
+	}
+	if running := px2.Loaded(); len(running) != 0 {
+		t.Fatalf("search started %v; the cache should have answered", running)
+	}
+	// A changed configuration invalidates the entry.
+	changed := srv
+	changed.Args = []string{"-x"}
+	if _, ok := openToolCache(dir).get(changed); ok {
+		t.Fatal("cache entry used for a different command line")
+	}
+}

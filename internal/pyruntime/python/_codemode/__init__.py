@@ -1,0 +1,1 @@
+"""codemode's in-sandbox runtime (private; user code should use ``mcp.runtime``)."""

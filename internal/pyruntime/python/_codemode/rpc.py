@@ -1,0 +1,112 @@
+"""Requests from sandboxed code to the host (tool calls, discovery).
+
+Calls are multiplexed by id over the channel, so any number may be in
+flight: ``acall`` from coroutines (``asyncio.gather`` of N tool calls runs
+them concurrently on the host) and ``call`` from synchronous code.
+"""
+
+import _thread
+import itertools
+import threading
+
+
+class MCPError(RuntimeError):
+    """A failed MCP operation: transport, timeout, tool error, unknown server
+    or tool. ``server`` and ``tool`` say which, ``kind`` what went wrong."""
+
+    def __init__(self, message, server=None, tool=None, kind=None):
+        super().__init__(message)
+        self.server = server
+        self.tool = tool
+        self.kind = kind
+
+
+# Shown as mcp.runtime.MCPError in tracebacks: that is where users import it from.
+MCPError.__module__ = "mcp.runtime"
+
+
+def _error(msg):
+    err = msg.get("error") or {}
+    return MCPError(err.get("message", "RPC failed"), err.get("server"), err.get("tool"), err.get("kind"))
+
+
+class Client:
+    def __init__(self, channel):
+        self._channel = channel
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._pending = {}  # id -> callback(msg), called on the channel thread
+
+    def _send(self, method, params, on_reply):
+        rid = next(self._ids)
+        with self._lock:
+            self._pending[rid] = on_reply
+        try:
+            self._channel.send_message({"type": "rpc", "id": rid, "method": method, "params": params})
+        except BaseException:
+            with self._lock:
+                self._pending.pop(rid, None)
+            raise
+        return rid
+
+    def _forget(self, rid):
+        with self._lock:
+            self._pending.pop(rid, None)
+
+    def call(self, method, params=None):
+        """Block until the host answers; return the result or raise MCPError."""
+        # A bare lock is the cheapest cross-thread wake-up Python has: the
+        # channel thread releases it when the answer arrives.
+        done = _thread.allocate_lock()
+        done.acquire()
+        box = []
+
+        def on_reply(msg):
+            box.append(msg)
+            done.release()
+
+        rid = self._send(method, params, on_reply)
+        try:
+            done.acquire()
+        finally:
+            self._forget(rid)
+        msg = box[0]
+        if not msg.get("ok"):
+            raise _error(msg)
+        return msg.get("result")
+
+    async def acall(self, method, params=None):
+        """Await the host's answer without blocking the event loop."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+
+        def on_reply(msg):
+            def settle():
+                if fut.done():
+                    return
+                if msg.get("ok"):
+                    fut.set_result(msg.get("result"))
+                else:
+                    fut.set_exception(_error(msg))
+            loop.call_soon_threadsafe(settle)
+
+        rid = self._send(method, params, on_reply)
+        try:
+            return await fut
+        finally:
+            self._forget(rid)
+
+    def resolve(self, msg):
+        with self._lock:
+            on_reply = self._pending.pop(msg.get("id"), None)
+        if on_reply is not None:
+            on_reply(msg)
+
+    def fail_all(self, reason):
+        """Fail every pending call (the channel is gone)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for on_reply in pending.values():
+            on_reply({"ok": False, "error": {"kind": "transport", "message": reason}})

@@ -1,0 +1,92 @@
+"""Shared helpers: import the runtime from the source tree and drive a real
+booted interpreter the way the host does."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PYTHON_DIR = os.path.join(ROOT, "python")
+if PYTHON_DIR not in sys.path:
+    sys.path.insert(0, PYTHON_DIR)
+
+
+def load_bundle():
+    """The runtime's modules as the host's boot frame carries them."""
+    modules, packages = {}, []
+    for dirpath, _, files in os.walk(PYTHON_DIR):
+        if "__pycache__" in dirpath:
+            continue
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f), PYTHON_DIR)[:-3].replace(os.sep, "/")
+            name = rel.replace("/", ".")
+            if rel.endswith("/__init__"):
+                name = rel[: -len("/__init__")].replace("/", ".")
+                packages.append(name)
+            with open(os.path.join(dirpath, f)) as fh:
+                modules[name] = fh.read()
+    return modules, packages
+
+
+def frame(kind, payload):
+    return struct.pack(">BI", ord(kind), len(payload)) + payload
+
+
+class Booted:
+    """A runtime started with the real bootstrap over pipes."""
+
+    def __init__(self, config=None):
+        with open(os.path.join(ROOT, "bootstrap.py")) as f:
+            bootstrap = f.read()
+        self.proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", bootstrap],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        modules, packages = load_bundle()
+        self.send({"type": "boot", "modules": modules, "packages": packages,
+                   "entry": "_codemode.main", "config": config or {"manual": "MANUAL"}})
+        self.next_id = 0
+        self.ready = self.read_message()
+
+    def send(self, msg):
+        self.proc.stdin.write(frame("M", json.dumps(msg).encode()))
+        self.proc.stdin.flush()
+
+    def read_frame(self):
+        head = self.proc.stdout.read(5)
+        if len(head) < 5:
+            raise EOFError("runtime closed its channel; stderr: %r" % self.proc.stderr.read())
+        kind, size = struct.unpack(">BI", head)
+        return chr(kind), self.proc.stdout.read(size)
+
+    def read_message(self):
+        kind, payload = self.read_frame()
+        assert kind == "M", (kind, payload)
+        return json.loads(payload)
+
+    def run(self, code, on_message=None):
+        """Run a cell; return (done message, stdout bytes, stderr bytes)."""
+        self.next_id += 1
+        self.send({"type": "exec", "id": self.next_id, "code": code, "filename": "<cell-%d>" % self.next_id})
+        out, err = b"", b""
+        while True:
+            kind, payload = self.read_frame()
+            if kind == "O":
+                out += payload
+            elif kind == "E":
+                err += payload
+            else:
+                msg = json.loads(payload)
+                if msg["type"] == "done":
+                    return msg, out, err
+                if on_message:
+                    on_message(self, msg)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()

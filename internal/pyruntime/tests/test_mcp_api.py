@@ -1,0 +1,123 @@
+"""mcp.runtime and the proxies, against a fake host that answers RPCs."""
+
+import json
+import unittest
+
+import helpers
+
+SERVERS = [{"name": "git-hub", "alias": "git_hub", "description": "code hosting"},
+           {"name": "files", "alias": "files", "description": ""}]
+
+TOOLS = {"git-hub": [{"name": "create-issue", "alias": "create_issue", "description": "Open an issue",
+                      "input_schema": {"type": "object", "properties": {"title": {}}, "required": ["title"]}}]}
+
+
+def host(rt, msg):
+    """Answer one RPC the way internal/proxy does (shapes only)."""
+    m, p = msg["method"], msg.get("params") or {}
+    reply = {"type": "rpc_result", "id": msg["id"], "ok": True}
+    if m == "call_tool":
+        if p["tool"] == "boom":
+            reply["result"] = {"content": [{"type": "text", "text": "bad input"}], "isError": True}
+        elif p.get("positional") and len(p["positional"]) > 1:
+            reply.update(ok=False, error={"kind": "type_error", "message": "echo() takes 1 positional argument but 2 were given"})
+        elif p["server"] == "nowhere":
+            reply.update(ok=False, error={"kind": "unknown_server", "message": "Unknown MCP server: nowhere", "server": "nowhere"})
+        elif p["tool"] == "structured":
+            reply["result"] = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"sum": 42}}
+        else:
+            reply["result"] = {"content": [{"type": "text", "text": json.dumps({"echo": p})}]}
+    elif m == "list_servers":
+        reply["result"] = ["files"]
+    elif m == "describe_server":
+        name = "git-hub" if p["server"] in ("git_hub", "git-hub") else p["server"]
+        reply["result"] = {"name": name, "alias": "git_hub", "tools": TOOLS.get(name, []), "cwd": None}
+    elif m == "query_tool_docs":
+        reply["result"] = [{"server": "git-hub", "serverAlias": "git_hub", "tool": "create-issue", "toolAlias": "create_issue"}]
+    elif m == "search_tool_docs":
+        reply["result"] = [{"server": "git-hub", "tool": "create-issue", "query": p["query"], "limit": p["limit"]}]
+    else:
+        reply.update(ok=False, error={"kind": "invalid", "message": "Unknown RPC type: " + m})
+    rt.send(reply)
+
+
+class MCPAPITest(unittest.TestCase):
+    def setUp(self):
+        self.rt = helpers.Booted({"manual": "M", "servers": SERVERS})
+        self.addCleanup(self.rt.close)
+
+    def run_ok(self, code):
+        done, out, err = self.rt.run(code, on_message=host)
+        self.assertEqual(done["status"], "ok", err.decode())
+        return out.decode()
+
+    def test_proxies_are_predefined(self):
+        out = self.run_ok("print(mcp_git_hub, mcp_servers['files'], sorted(mcp_servers))")
+        self.assertEqual(out, "<MCP server git-hub (mcp_git_hub)> <MCP server files (mcp_files)> ['files', 'git-hub']\n")
+
+    def test_discovered_servers(self):
+        out = self.run_ok("print(runtime.discovered_servers())\nprint(runtime.discovered_servers(detailed=True)[0])")
+        self.assertEqual(out, "('git-hub', 'files')\n{'name': 'git-hub', 'description': 'code hosting'}\n")
+
+    def test_call_and_result_helpers(self):
+        out = self.run_ok("r = await mcp_files.read(path='/x')\nprint(r.data['echo']['tool'], r.data['echo']['arguments'], r['content'][0]['type'])\n"
+                          "s = await mcp_files.structured()\nprint(s.data, s.sum, s.text)")
+        self.assertEqual(out, "read {'path': '/x'} text\n{'sum': 42} 42 {}\n")
+
+    def test_sync_calls(self):
+        out = self.run_ok("print(runtime.call_tool_sync('files', 'read', {'a': 1}).data['echo']['arguments'])\nprint(mcp_files.read.sync(b=2).data['echo']['arguments'])")
+        self.assertEqual(out, "{'a': 1}\n{'b': 2}\n")
+
+    def test_positional_argument_is_sent(self):
+        out = self.run_ok("print((await mcp_files.read('/x')).data['echo']['positional'])")
+        self.assertEqual(out, "['/x']\n")
+
+    def test_errors(self):
+        out = self.run_ok(
+            "try:\n    await mcp_files.boom()\nexcept runtime.MCPError as e:\n    print(e.kind, e.server, e.tool, e, e.result.text)\n"
+            "try:\n    await mcp_files.read(1, 2)\nexcept TypeError as e:\n    print('TypeError', e)\n"
+            "try:\n    await runtime.call_tool('nowhere', 'x')\nexcept RuntimeError as e:\n    print(type(e).__name__, e.kind, e)\n"
+            "try:\n    runtime.list_tools_sync()\nexcept runtime.MCPError as e:\n    print(e)\n")
+        self.assertEqual(out.splitlines(), [
+            "tool_error files boom files.boom failed: bad input bad input",
+            "TypeError echo() takes 1 positional argument but 2 were given",
+            "MCPError unknown_server Unknown MCP server: nowhere",
+            "list_tools_sync(server) requires a server name",
+        ])
+
+    def test_uncaught_error_is_named_for_users(self):
+        done, _, err = self.rt.run("await mcp_files.boom()", on_message=host)
+        self.assertEqual(done["status"], "error")
+        self.assertIn("mcp.runtime.MCPError: files.boom failed: bad input", err.decode())
+        self.assertNotIn("/codemode/", err.decode())
+
+    def test_query_and_search_shapes(self):
+        out = self.run_ok("print(type(await runtime.query_tool_docs('git_hub', 'create_issue')).__name__)\n"
+                          "print(type(runtime.query_tool_docs_sync('git_hub', 'create_issue')).__name__)\n"
+                          "print((await runtime.search_tool_docs('open issue', limit=3))[0]['limit'])\n"
+                          "print(await runtime.search_tool_docs('  '))")
+        self.assertEqual(out, "dict\nlist\n3\n[]\n")
+
+    def test_server_module(self):
+        out = self.run_ok("from mcp.servers.git_hub import create_issue\nimport mcp.servers.git_hub as g\n"
+                          "print(g.TOOL_MAP, g.__all__, create_issue.__doc__)\nprint((await create_issue(title='t')).data['echo']['tool'])")
+        self.assertEqual(out, "{'create_issue': 'create-issue'} ['create_issue'] Open an issue\ncreate-issue\n")
+
+    def test_gather_sends_calls_concurrently(self):
+        # The fake host only answers once all 8 requests are in: if the
+        # runtime sent them one at a time, this would deadlock.
+        pending = []
+
+        def batch(rt, msg):
+            pending.append(msg)
+            if len(pending) == 8:
+                for m in reversed(pending):
+                    host(rt, m)
+
+        done, out, err = self.rt.run("import asyncio\nrs = await asyncio.gather(*[mcp_files.read(i=i) for i in range(8)])\n"
+                                     "print([r.data['echo']['arguments']['i'] for r in rs])", on_message=batch)
+        self.assertEqual((done["status"], out), ("ok", b"[0, 1, 2, 3, 4, 5, 6, 7]\n"), err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,439 @@
+// Package container runs sandboxes as podman or docker containers (also
+// with gVisor's runsc as the OCI runtime), behind the same sandbox.Backend
+// contract as the native backend. Every session is one long-lived
+// `run -i` (an exec per call costs 75-150 ms); containers are named and
+// labelled with their owner, killed and removed by name on timeout, reset,
+// idle expiry and shutdown, and the ones left by a codemode process that
+// died are removed at startup. The hardened profile of the reference project
+// is the default, plus codemode's own seccomp profile (the engines' default
+// profiles allow unshare, mount, keyctl and ptrace) and explicit ulimits
+// (engines' defaults fail where CAP_SYS_RESOURCE is missing).
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/codemode/codemode/internal/sandbox"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Name is the backend's name: "podman", "docker" or "gvisor".
+	Name string
+	// Command is the engine CLI and its global flags, e.g. ["podman"] or
+	// ["/usr/bin/docker", "-H", "unix:///run/docker.sock"]. The default is
+	// the Name's engine (podman for gvisor) found in PATH.
+	Command []string
+	// Env is the engine CLI's environment (DOCKER_HOST, XDG_RUNTIME_DIR...).
+	Env []string
+	// OCIRuntime selects the OCI runtime: "" (the engine's default; runc
+	// instead of crun where crun cannot run), a name ("runc", "crun",
+	// "runsc") or a path. gvisor defaults to "runsc".
+	OCIRuntime string
+	// Image holds python3 (default python:3.12-slim).
+	Image string
+	// User is "uid:gid" inside the container (default 65534:65534).
+	User string
+	// StateDir keeps the seccomp profile file the engine reads.
+	StateDir string
+	// Pull fetches a missing image before the first session (never inside a
+	// call). Off by default where no registry is reachable.
+	Pull   bool
+	Logger *slog.Logger
+}
+
+// Backend is a container sandbox backend.
+type Backend struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	eng      *engine // resolved lazily: Probe and Start share it
+	caps     sandbox.Capabilities
+	useInit  bool
+	runtime  string // OCI runtime flag value actually used
+	profile  string // seccomp profile path
+	prepared bool
+	owner    string // label identifying this codemode process
+	machine  string // the podman machine codemode started, to stop at Close
+}
+
+var _ sandbox.Backend = (*Backend)(nil)
+
+// New returns a container backend; nothing runs until Probe or Start.
+func New(opts *Options) *Backend {
+	b := &Backend{}
+	if opts != nil {
+		b.opts = *opts
+	}
+	if b.opts.Name == "" {
+		b.opts.Name = string(Podman)
+	}
+	if b.opts.Image == "" {
+		b.opts.Image = "python:3.12-slim"
+	}
+	if b.opts.User == "" {
+		b.opts.User = "65534:65534"
+	}
+	if b.opts.Name == "gvisor" && b.opts.OCIRuntime == "" {
+		b.opts.OCIRuntime = "runsc"
+	}
+	if b.opts.Env == nil {
+		b.opts.Env = os.Environ()
+	}
+	b.log = b.opts.Logger
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	b.owner = ownerID(os.Getpid())
+	return b
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return b.opts.Name }
+
+// Labels every container carries; the owner names the codemode process.
+const (
+	labelManaged = "codemode"
+	labelOwner   = "codemode.owner"
+	labelSession = "codemode.session"
+)
+
+// ownerID is a process's pid and start time, so a reused pid is not
+// mistaken for a live owner.
+func ownerID(pid int) string {
+	return strconv.Itoa(pid) + "-" + processStart(pid)
+}
+
+func processStart(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "0"
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) > 19 {
+		return fields[19] // starttime, in clock ticks since boot
+	}
+	return "0"
+}
+
+func ownerAlive(owner string) bool {
+	pidStr, start, ok := strings.Cut(owner, "-")
+	pid, err := strconv.Atoi(pidStr)
+	if !ok || err != nil || pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return processStart(pid) == start
+}
+
+// resolve finds the engine and its kind.
+func (b *Backend) resolve(ctx context.Context) (*engine, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.eng != nil {
+		return b.eng, nil
+	}
+	command := b.opts.Command
+	if len(command) == 0 {
+		name := b.opts.Name
+		if name == "gvisor" {
+			name = string(Podman)
+			if _, err := exec.LookPath(name); err != nil {
+				name = string(Docker)
+			}
+		}
+		path, err := exec.LookPath(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s is not installed (or not in PATH)", errNoEngine, name)
+		}
+		command = []string{path}
+	} else if _, err := exec.LookPath(command[0]); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errNoEngine, command[0], err)
+	}
+	kind, err := detectKind(ctx, command, b.opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{kind: kind, command: command, env: b.opts.Env}
+	if kind == Podman && goruntime.GOOS == "linux" && !hasSystemd() {
+		// No systemd: podman must not try to create systemd scopes or
+		// write events to the journal.
+		e.command = append(append([]string{}, command...), "--cgroup-manager", "cgroupfs", "--events-backend", "file")
+	}
+	b.eng = e
+	return e, nil
+}
+
+func hasSystemd() bool {
+	_, err := os.Stat("/run/systemd/system")
+	return err == nil
+}
+
+// Close stops the podman machine if codemode started it; a machine that was
+// already running is left alone.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	e, name := b.eng, b.machine
+	b.machine = ""
+	b.mu.Unlock()
+	if name == "" || e == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := e.output(ctx, "machine", "stop", name)
+	return err
+}
+
+// Start implements sandbox.Backend.
+func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	if len(spec.Command) == 0 {
+		return nil, errors.New("container sandbox: empty command")
+	}
+	if err := b.prepare(ctx); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	e, rc := b.eng, runConfig{init: b.useInit, runtime: b.runtime, profile: b.profile}
+	b.mu.Unlock()
+	name := "codemode-" + strconv.Itoa(os.Getpid()) + "-" + spec.ID
+	args := b.runArgs(spec, name, rc)
+	cmd := e.cmd(context.Background(), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pipes of our own, not Cmd's: Wait closes Cmd's pipes when the CLI
+	// exits, which would cut off output still buffered in them.
+	stdinR, stdin, err1 := os.Pipe()
+	stdout, stdoutW, err2 := os.Pipe()
+	stderr, stderrW, err3 := os.Pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		for _, f := range []*os.File{stdinR, stdin, stdout, stdoutW, stderr, stderrW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	err := cmd.Start()
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+		stderr.Close()
+		return nil, fmt.Errorf("%s sandbox %s: starting %s: %w", b.Name(), spec.ID, e.command[0], err)
+	}
+	s := &session{id: spec.ID, name: name, eng: e, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, done: make(chan struct{}), log: b.log}
+	go s.waitLoop()
+	return s, nil
+}
+
+// runConfig is what Probe settled about how to run containers here.
+type runConfig struct {
+	init             bool
+	runtime, profile string
+}
+
+// runArgs builds `run`: the reference project's hardened profile plus
+// seccomp, ulimits, names and labels.
+func (b *Backend) runArgs(spec sandbox.Spec, name string, rc runConfig) []string {
+	lim := spec.Limits
+	mem := lim.MemoryBytes
+	if mem == 0 {
+		mem = 512 << 20
+	}
+	pids := lim.PIDs
+	if pids == 0 {
+		pids = 128
+	}
+	nofile := lim.NoFile
+	if nofile == 0 {
+		nofile = 1024
+	}
+	tmp, work := lim.TmpBytes, lim.WorkspaceBytes
+	if tmp == 0 {
+		tmp = 64 << 20
+	}
+	if work == 0 {
+		work = 128 << 20
+	}
+	args := []string{"run", "-i", "--name", name,
+		"--label", labelManaged + "=1", "--label", labelOwner + "=" + b.owner, "--label", labelSession + "=" + spec.ID,
+		"--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+		"--user", b.opts.User, "--memory", strconv.FormatInt(mem, 10), "--memory-swap", strconv.FormatInt(mem, 10),
+		"--ulimit", fmt.Sprintf("nofile=%d:%d", nofile, nofile),
+		"--tmpfs", fmt.Sprintf("/tmp:rw,noexec,nosuid,nodev,size=%d,mode=1777%s", tmp, b.tmpfsExtra()),
+		"--tmpfs", fmt.Sprintf("/workspace:rw,noexec,nosuid,nodev,size=%d,mode=1777%s", work, b.tmpfsExtra()),
+		"--workdir", orDefault(spec.Dir, "/workspace"), "--pull", "never", "--hostname", "sandbox",
+	}
+	if b.isGVisor(rc.runtime) {
+		// gVisor's processes are host stub processes: a tight pids cgroup
+		// kills the whole sandbox, while RLIMIT_NPROC, which the sentry
+		// enforces per sandbox, fails fork cleanly.
+		args = append(args, "--pids-limit", strconv.Itoa(max(pids*8, 1024)), "--ulimit", fmt.Sprintf("nproc=%d:%d", pids, pids))
+	} else {
+		args = append(args, "--pids-limit", strconv.Itoa(pids), "--ulimit", fmt.Sprintf("nproc=%d:%d", pids*2, pids*2))
+		if rc.profile != "" {
+			args = append(args, "--security-opt", "seccomp="+rc.profile)
+		}
+	}
+	if lim.CPUs > 0 {
+		args = append(args, "--cpus", strconv.FormatFloat(lim.CPUs, 'f', -1, 64))
+	}
+	if rc.runtime != "" {
+		args = append(args, "--runtime", rc.runtime)
+	}
+	if rc.init {
+		args = append(args, "--init")
+	}
+	for _, kv := range spec.Env {
+		args = append(args, "--env", kv)
+	}
+	for k, v := range spec.Labels {
+		args = append(args, "--label", k+"="+v)
+	}
+	for _, m := range spec.Mounts {
+		opt := "ro"
+		if m.Writable {
+			opt = "rw"
+		}
+		args = append(args, "--volume", m.Source+":"+m.Target+":"+opt)
+	}
+	args = append(args, b.opts.Image)
+	return append(args, spec.Command...)
+}
+
+// tmpfsExtra keeps podman from copying the image's directory (and its
+// root-only permissions) into the tmpfs, which would make it unwritable for
+// the sandbox user.
+func (b *Backend) tmpfsExtra() string {
+	if b.eng != nil && b.eng.kind == Podman {
+		return ",notmpcopyup"
+	}
+	return ""
+}
+
+func (b *Backend) isGVisor(runtime string) bool {
+	return b.opts.Name == "gvisor" || strings.Contains(filepath.Base(runtime), "runsc")
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+type session struct {
+	id, name string
+	eng      *engine
+	cmd      *exec.Cmd
+	stdin    *os.File
+	stdout   *os.File
+	stderr   *os.File
+	log      *slog.Logger
+
+	killOnce sync.Once
+	killed   bool
+	mu       sync.Mutex
+	done     chan struct{}
+	exit     sandbox.Exit
+	err      error
+}
+
+func (s *session) ID() string            { return s.id }
+func (s *session) Stdin() io.WriteCloser { return s.stdin }
+func (s *session) Stdout() io.Reader     { return s.stdout }
+func (s *session) Stderr() io.Reader     { return s.stderr }
+
+// waitLoop waits for the run CLI, reads the container's end state, and
+// removes it.
+func (s *session) waitLoop() {
+	err := s.cmd.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exit := sandbox.Exit{}
+	st, ierr := s.eng.inspect(ctx, s.name)
+	switch {
+	case ierr == nil:
+		exit.Code, exit.OOMKilled = st.ExitCode, st.OOMKilled
+		if st.Running {
+			// The CLI died but the container did not (killing the client
+			// leaves the container running): remove it.
+			exit.Code = 137
+		}
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			exit.Code = ee.ExitCode()
+		}
+	}
+	if exit.Code > 128 && exit.Code < 160 {
+		exit.Signal = syscall.Signal(exit.Code - 128).String()
+	}
+	if rerr := s.eng.remove(ctx, s.name); rerr != nil {
+		s.err = fmt.Errorf("removing container %s: %w", s.name, rerr)
+	}
+	s.mu.Lock()
+	exit.Killed = s.killed
+	s.exit = exit
+	s.mu.Unlock()
+	s.stdin.Close()
+	close(s.done)
+}
+
+// Wait implements sandbox.Session.
+func (s *session) Wait(ctx context.Context) (sandbox.Exit, error) {
+	select {
+	case <-s.done:
+		return s.exit, s.err
+	case <-ctx.Done():
+		return sandbox.Exit{}, ctx.Err()
+	}
+}
+
+// Kill implements sandbox.Session: the container is removed by name (the
+// CLI process alone would leave it running), then the CLI is reaped.
+func (s *session) Kill(ctx context.Context) error {
+	s.killOnce.Do(func() {
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		s.mu.Lock()
+		s.killed = true
+		s.mu.Unlock()
+		rmCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.eng.remove(rmCtx, s.name); err != nil {
+			s.log.Warn("removing container", "container", s.name, "error", err)
+		}
+		// The CLI may still be attaching or already gone; end it either way.
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	})
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("killing container %s: %w", s.name, ctx.Err())
+	}
+}

@@ -1,0 +1,97 @@
+package container
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/internal/sandbox/sandboxtest"
+	"github.com/codemode/codemode/internal/testenv"
+)
+
+func newBackend(t *testing.T, opts Options) *Backend {
+	opts.Image = testenv.Image(t)
+	opts.StateDir = t.TempDir()
+	b := New(&opts)
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// withoutRuntime drops a global --runtime flag (the gVisor backend picks
+// its runtime per container).
+func withoutRuntime(argv []string) []string {
+	out := slices.Clone(argv)
+	if i := slices.Index(out, "--runtime"); i >= 0 && i+1 < len(out) {
+		out = slices.Delete(out, i, i+2)
+	}
+	return out
+}
+
+func TestPodman(t *testing.T) {
+	b := newBackend(t, Options{Name: "podman", Command: testenv.Podman(t)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b)})
+}
+
+func TestDocker(t *testing.T) {
+	b := newBackend(t, Options{Name: "docker", Command: testenv.Docker(t)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b)})
+}
+
+func TestGVisorWithPodman(t *testing.T) {
+	b := newBackend(t, Options{Name: "gvisor", Command: withoutRuntime(testenv.Podman(t)), OCIRuntime: testenv.Runsc(t)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: false, ImageRoot: true, PtraceContained: true, Leaks: containerLeaks(b)})
+}
+
+func TestGVisorWithDocker(t *testing.T) {
+	// The docker daemon knows runsc by the name testdeps registered.
+	b := newBackend(t, Options{Name: "gvisor", Command: testenv.Docker(t), OCIRuntime: "runsc"})
+	caps, err := b.Probe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(caps.Engine, "docker") || !strings.Contains(caps.Engine, "runsc") {
+		t.Fatalf("engine = %q", caps.Engine)
+	}
+}
+
+func TestLeftoverContainersAreRemovedAtStartup(t *testing.T) {
+	podman := testenv.Podman(t)
+	b := newBackend(t, Options{Name: "podman", Command: podman})
+	if _, err := b.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A container owned by a codemode process that no longer exists.
+	e := b.eng
+	name := "codemode-999999-leftover"
+	if _, err := e.output(context.Background(), "run", "-d", "--name", name, "--label", labelManaged+"=1",
+		"--label", labelOwner+"=999999-1", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+		"--network", "none", testenv.Image(t), "sleep", "600"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.remove(context.Background(), name) })
+	fresh := newBackend(t, Options{Name: "podman", Command: podman})
+	if _, err := fresh.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	found, _ := e.labelled(context.Background(), labelOwner)
+	if _, ok := found[name]; ok {
+		t.Fatalf("the container of a dead codemode survived a new codemode's start")
+	}
+}
+
+func containerLeaks(b *Backend) func(t *testing.T) []string {
+	return func(t *testing.T) []string {
+		found, err := b.eng.labelled(context.Background(), labelOwner)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var out []string
+		for name, owner := range found {
+			if owner == b.owner {
+				out = append(out, "container "+name)
+			}
+		}
+		return out
+	}
+}

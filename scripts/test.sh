@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs its dependencies, then vet,
+# staticcheck and every test (Go and Python, unit and end-to-end, on the
+# real sandbox and real MCP servers).
+# Stop the dockerd that testdeps.sh starts (if it starts one), however this ends.
+trap '[ "${DOCKERD_STARTED:-0}" = 1 ] && stop_dockerd' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+source "$(dirname "${BASH_SOURCE[0]}")/testdeps.sh"
+source "$TESTDEPS/env" # DOCKER_HOST and the CODEMODE_TEST_* paths (internal/testenv)
+cd "$ROOT"
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdeps/*'))
+if [ -n "$unformatted" ]; then echo "gofmt needed:"; echo "$unformatted"; exit 1; fi
+log "go vet"
+go vet ./...
+log "staticcheck"
+go tool staticcheck ./...
+log "go test"
+go test -count=1 -timeout 30m "$@" ./...
+log "go test -race (concurrency-heavy packages)"
+# -race needs cgo; these packages do not run the sandbox init from their test binary in a way that needs a pure-Go build.
+CGO_ENABLED=1 go test -count=1 -race -timeout 15m ./internal/upstream/ ./internal/proxy/ ./internal/tooldocs/ ./internal/wire/ ./internal/mcpserver/ ./internal/executor/
