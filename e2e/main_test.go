@@ -58,7 +58,9 @@ func TestMain(m *testing.M) {
 }
 
 // mounts returns the host's mount points, except those container engines
-// create and remove on their own (other work on the machine may use them).
+// and runsc create and keep on their own (runsc bind-mounts one shared
+// empty network namespace at /run/runsc/null-netns the first time a
+// sandbox runs without network, and keeps it for later ones).
 func mounts() map[string]bool {
 	data, _ := os.ReadFile("/proc/self/mountinfo")
 	out := map[string]bool{}
@@ -68,7 +70,7 @@ func mounts() map[string]bool {
 			continue
 		}
 		mp := f[4]
-		if strings.Contains(mp, "/containers/") || strings.Contains(mp, "/docker") || strings.HasPrefix(mp, "/run/netns") || strings.Contains(mp, "/overlay") {
+		if strings.Contains(mp, "/containers/") || strings.Contains(mp, "/docker") || strings.HasPrefix(mp, "/run/netns") || strings.HasPrefix(mp, "/run/runsc/") || strings.Contains(mp, "/overlay") {
 			continue
 		}
 		out[mp] = true
