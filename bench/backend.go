@@ -14,6 +14,7 @@ import (
 type backendResult struct {
 	name    string
 	missing string // why it was not measured
+	failed  bool   // measuring it failed (missing says why)
 
 	coldNoSpare, coldSpare sample // ms
 	spareUsed, spareTries  int
@@ -27,7 +28,6 @@ type backendResult struct {
 	cmIdle, cm16           mem // the codemode process
 	sbIdle, sb16           mem // all sandbox processes
 	sbIdleN, sb16N         int // sandboxes counted
-	sessionsStarted        int
 	sessionStartAll        time.Duration
 	refill                 time.Duration
 	warmRounds, warmCalls  int
@@ -35,8 +35,8 @@ type backendResult struct {
 }
 
 const (
-	warmCalls   = 200
-	proxyCalls  = 300
+	warmCalls   = 500
+	proxyCalls  = 500
 	concWorkers = 16
 	concRound   = 2 * time.Second
 )
@@ -91,8 +91,32 @@ func firstLine(s string) string {
 	return s
 }
 
-func (h *harness) backends(ctx context.Context, names []string) []*backendResult {
-	var out []*backendResult
+// backendResults is sections 3 and 4, one entry per backend asked for.
+type backendResults []*backendResult
+
+func (rs backendResults) markdown() string { return backendsMarkdown(rs) + "\n" + memoryMarkdown(rs) }
+
+// goals: the per-backend targets of BENCHMARKS.md and the issue, for every
+// backend that was measured.
+func (rs backendResults) goals() []goal {
+	var out []goal
+	for _, r := range rs {
+		if r.missing != "" {
+			continue
+		}
+		out = append(out,
+			goal{r.name + ": cold session start without a spare, p50", "≤ 30 ms", mmm(r.coldNoSpare, " ms"), r.coldNoSpare.median() <= 30},
+			goal{r.name + ": cold session start with the spare ready, p50", "≤ 30 ms", mmm(r.coldSpare, " ms"), r.coldSpare.median() <= 30},
+			goal{r.name + ": warm `run_python(\"pass\")` p50", "≤ 1 ms", mmm(r.passP50, " ms"), r.passP50.median() <= 1},
+			goal{r.name + ": proxied / direct call", "≤ 1.3×", mmm(r.ratio, "×"), r.ratio.median() <= 1.3},
+			goal{r.name + ": 32 calls, `asyncio.gather` vs one by one", "≥ 8×", mmm(r.speedup, "×"), r.speedup.median() >= 8},
+		)
+	}
+	return out
+}
+
+func (h *harness) backends(ctx context.Context, names []string) backendResults {
+	var out backendResults
 	for _, name := range names {
 		r := &backendResult{name: name}
 		out = append(out, r)
@@ -102,6 +126,7 @@ func (h *harness) backends(ctx context.Context, names []string) []*backendResult
 		}
 		progress("backend %s", name)
 		if err := h.measureBackend(ctx, r); err != nil {
+			r.failed = true
 			r.missing = "failed: " + firstLine(err.Error())
 			progress("backend %s failed: %v", name, err)
 		}
@@ -119,7 +144,7 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 		_, d, err := p.call(ctx, map[string]any{"code": "pass", "session": fmt.Sprint("cold", i)})
 		if err != nil {
 			p.close()
-			return err
+			return fmt.Errorf("cold starts without a spare: %w", err)
 		}
 		r.coldNoSpare = append(r.coldNoSpare, ms([]time.Duration{d})...)
 	}
@@ -136,12 +161,12 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 	}
 	defer p.close()
 	if err := p.py(ctx, "main", "await mcp_tools.echo(message='warm')", nil); err != nil {
-		return err
+		return fmt.Errorf("first proxied call: %w", err)
 	}
 	pass := map[string]any{"code": "pass", "session": "main"}
 	for range 20 {
 		if _, _, err := p.call(ctx, pass); err != nil {
-			return err
+			return fmt.Errorf("warm-up calls: %w", err)
 		}
 	}
 	r.warmRounds, r.warmCalls = h.reps, warmCalls
@@ -150,7 +175,7 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 		for range warmCalls {
 			_, d, err := p.call(ctx, pass)
 			if err != nil {
-				return err
+				return fmt.Errorf("warm calls: %w", err)
 			}
 			durs = append(durs, d)
 		}
@@ -161,12 +186,12 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 
 	d, err := connectDirect(ctx, h.selfCommand("tools"), false)
 	if err != nil {
-		return err
+		return fmt.Errorf("direct connection: %w", err)
 	}
 	defer d.cs.Close()
 	for range 50 {
 		if _, err := callText(ctx, d.cs, "echo", map[string]any{"message": "x"}); err != nil {
-			return err
+			return fmt.Errorf("direct warm-up calls: %w", err)
 		}
 	}
 	r.proxyCalls = proxyCalls
@@ -176,13 +201,13 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 	for range h.reps {
 		var us float64
 		if err := p.py(ctx, "main", proxiedCode, &us); err != nil {
-			return err
+			return fmt.Errorf("proxied calls: %w", err)
 		}
 		var durs []time.Duration
 		for range proxyCalls {
 			t0 := time.Now()
 			if _, err := callText(ctx, d.cs, "echo", map[string]any{"message": "x"}); err != nil {
-				return err
+				return fmt.Errorf("direct calls: %w", err)
 			}
 			durs = append(durs, time.Since(t0))
 		}
@@ -196,10 +221,10 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 		"t0 = time.perf_counter()\nfor _ in range(32): await mcp_tools.sleep(milliseconds=50)\nseq = time.perf_counter() - t0\n" +
 		"t0 = time.perf_counter()\nawait asyncio.gather(*[mcp_tools.sleep(milliseconds=50) for _ in range(32)])\npar = time.perf_counter() - t0\n" +
 		"print(json.dumps([seq * 1000, par * 1000]))"
-	for range min(h.reps, 3) {
+	for range h.reps {
 		var v [2]float64
 		if err := p.py(ctx, "main", gatherCode, &v); err != nil {
-			return err
+			return fmt.Errorf("gather: %w", err)
 		}
 		r.seq = append(r.seq, v[0])
 		r.gather = append(r.gather, v[1])
@@ -213,7 +238,7 @@ func (h *harness) measureBackend(ctx context.Context, r *backendResult) error {
 		before := strings.Count(p.stderr.String(), "session started from a spare")
 		_, d, err := p.call(ctx, map[string]any{"code": "pass", "session": fmt.Sprint("spare", i)})
 		if err != nil {
-			return err
+			return fmt.Errorf("cold starts with a spare: %w", err)
 		}
 		r.coldSpare = append(r.coldSpare, ms([]time.Duration{d})...)
 		r.spareTries++
@@ -256,12 +281,11 @@ func (h *harness) concurrency(ctx context.Context, r *backendResult) error {
 	r.sessionStartAll = time.Since(t0)
 	close(errs)
 	for err := range errs {
-		return fmt.Errorf("starting %d sessions: %v", concWorkers, err)
+		return fmt.Errorf("starting %d sessions: %w", concWorkers, err)
 	}
-	r.sessionsStarted = concWorkers
 	time.Sleep(r.refill + time.Second)
 
-	r.concRounds = min(h.reps, 3)
+	r.concRounds = h.reps
 	for range r.concRounds {
 		var mu sync.Mutex
 		var durs []time.Duration

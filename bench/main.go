@@ -17,6 +17,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -47,54 +48,80 @@ type harness struct {
 	notes []string // printed under the report
 }
 
+// options are the command-line flags.
+type options struct {
+	repo, codemode, backends, sections, image, runsc, dockerHost, out, command string
+	reps, scaleServers, scaleTools                                             int
+	keep                                                                       bool
+}
+
 func main() {
 	maybeServe()
-	var (
-		repo      = flag.String("repo", "", "repository root (default: found from the working directory)")
-		cmBin     = flag.String("codemode", "", "codemode binary to measure (default: build ./cmd/codemode with CGO_ENABLED=0)")
-		backends  = flag.String("backends", "native,podman,docker,gvisor", "sandbox backends to measure (missing ones are reported as such)")
-		sections  = flag.String("sections", "context,task,backends,scale", "sections to run")
-		reps      = flag.Int("reps", 5, "repetitions of each measurement")
-		image     = flag.String("image", "", "container image for podman/docker/gvisor (default: CODEMODE_TEST_IMAGE of .cache/testdeps/env)")
-		runsc     = flag.String("oci-runtime", "", "gVisor runsc path (default: CODEMODE_TEST_RUNSC of .cache/testdeps/env)")
-		dockerH   = flag.String("docker-host", "", "DOCKER_HOST of the dockerd to use (default: that of .cache/testdeps/env)")
-		outFile   = flag.String("out", "", "also write the report to this file")
-		keepTmp   = flag.Bool("keep", false, "keep the scratch directory")
-		command   = flag.String("command", "make bench", "the command line to print in the report")
-		scaleMax  = flag.Int("scale-servers", 100, "largest number of synthetic servers in the scale curve")
-		scaleEach = flag.Int("scale-tools", 50, "tools per synthetic server")
-	)
+	var o options
+	flag.StringVar(&o.repo, "repo", "", "repository root (default: found from the working directory)")
+	flag.StringVar(&o.codemode, "codemode", "", "codemode binary to measure (default: build ./cmd/codemode with CGO_ENABLED=0)")
+	flag.StringVar(&o.backends, "backends", "native,podman,docker,gvisor", "sandbox backends to measure (missing ones are reported as such)")
+	flag.StringVar(&o.sections, "sections", strings.Join(sectionNames, ","), "sections to run")
+	flag.IntVar(&o.reps, "reps", 5, "repetitions of each measurement")
+	flag.StringVar(&o.image, "image", "", "container image for podman/docker/gvisor (default: CODEMODE_TEST_IMAGE of .cache/testdeps/env)")
+	flag.StringVar(&o.runsc, "oci-runtime", "", "gVisor runsc path (default: CODEMODE_TEST_RUNSC of .cache/testdeps/env)")
+	flag.StringVar(&o.dockerHost, "docker-host", "", "DOCKER_HOST of the dockerd to use (default: that of .cache/testdeps/env)")
+	flag.StringVar(&o.out, "out", "", "also write the report to this file")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
+	flag.StringVar(&o.command, "command", "make bench", "the command line to print in the report")
+	flag.IntVar(&o.scaleServers, "scale-servers", 100, "largest number of synthetic servers in the scale curve (1, 10, 100, ...)")
+	flag.IntVar(&o.scaleTools, "scale-tools", 50, "tools per synthetic server")
 	flag.Parse()
-	start := time.Now()
-	h := &harness{reps: max(*reps, 1)}
-	var err error
-	if h.repo, err = findRepo(*repo); err != nil {
+	if err := run(o); err != nil {
 		fatalf("%v", err)
+	}
+}
+
+var sectionNames = []string{"context", "task", "backends", "scale"}
+
+// errSectionsFailed ends a run whose report is out but incomplete.
+var errSectionsFailed = errors.New("some sections failed (see the report)")
+
+func run(o options) error {
+	start := time.Now()
+	want := map[string]bool{}
+	for _, s := range splitList(o.sections) {
+		if !slices.Contains(sectionNames, s) {
+			return fmt.Errorf("unknown section %q (have %s)", s, strings.Join(sectionNames, ", "))
+		}
+		want[s] = true
+	}
+	h := &harness{reps: max(o.reps, 1)}
+	var err error
+	if h.repo, err = findRepo(o.repo); err != nil {
+		return err
 	}
 	if h.tmp, err = os.MkdirTemp("", "codemode-bench-"); err != nil {
-		fatalf("%v", err)
+		return fmt.Errorf("creating the scratch directory: %w", err)
 	}
-	if !*keepTmp {
+	if o.keep {
+		progress("scratch directory: %s", h.tmp)
+	} else {
 		defer os.RemoveAll(h.tmp)
 	}
 	if h.self, err = os.Executable(); err != nil {
-		fatalf("%v", err)
+		return fmt.Errorf("finding the harness binary: %w", err)
 	}
 	h.nodeModules = filepath.Join(h.repo, "testdeps", "node_modules")
 	h.node = filepath.Join(h.nodeModules, ".bin", "node")
 	if _, err := os.Stat(h.node); err != nil {
-		fatalf("Node 22 is not installed in testdeps/ (run scripts/testdeps.sh): %v", err)
+		return fmt.Errorf("finding Node 22 in testdeps/ (run scripts/testdeps.sh): %w", err)
 	}
 	env := readEnvFile(filepath.Join(h.repo, ".cache", "testdeps", "env"))
-	h.image = orDefault(*image, env["CODEMODE_TEST_IMAGE"])
-	h.runsc = orDefault(*runsc, env["CODEMODE_TEST_RUNSC"])
-	h.dockerHost = orDefault(*dockerH, env["DOCKER_HOST"])
+	h.image = orDefault(o.image, env["CODEMODE_TEST_IMAGE"])
+	h.runsc = orDefault(o.runsc, env["CODEMODE_TEST_RUNSC"])
+	h.dockerHost = orDefault(o.dockerHost, env["DOCKER_HOST"])
 	h.dockerCLI = "/usr/bin/docker" // Debian's client; /usr/local/bin/docker may be a newer CLI
 	if docker := strings.Fields(env["CODEMODE_TEST_DOCKER"]); len(docker) > 0 {
 		h.dockerCLI = docker[0]
 	}
 
-	h.codemode = *cmBin
+	h.codemode = o.codemode
 	if h.codemode == "" {
 		progress("building codemode (CGO_ENABLED=0)")
 		h.codemode = filepath.Join(h.tmp, "codemode")
@@ -102,71 +129,65 @@ func main() {
 		build.Dir = h.repo
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
-			fatalf("building codemode: %v\n%s", err, out)
+			return fmt.Errorf("building codemode: %w\n%s", err, out)
 		}
 	}
 	if h.tok, err = newTokenizer(h.node, h.nodeModules, h.tmp); err != nil {
-		fatalf("%v", err)
+		return fmt.Errorf("starting the tokenizer: %w", err)
 	}
 	defer h.tok.close()
 
 	ctx := context.Background()
-	want := map[string]bool{}
-	for _, s := range strings.Split(*sections, ",") {
-		want[strings.TrimSpace(s)] = true
-	}
-	loadBefore := loadavg()
-	var body strings.Builder
-	type section struct {
+	rep := &report{command: o.command, machine: h.machine(), loadBefore: loadavg()}
+	failed := false
+	for _, s := range []struct {
 		name string
-		run  func() string
-	}
-	var (
-		ctxRes  *contextResult
-		bk      []*backendResult
-		scaleOK = *scaleMax
-	)
-	for _, s := range []section{
-		{"context", func() string { ctxRes = h.contextEconomy(ctx); return ctxRes.markdown() }},
-		{"task", func() string { return h.task(ctx) }},
-		{"backends", func() string {
-			bk = h.backends(ctx, splitList(*backends))
-			return backendsMarkdown(bk) + "\n" + memoryMarkdown(bk)
+		run  func() (result, error)
+	}{
+		{"context", func() (result, error) { return h.contextEconomy(ctx) }},
+		{"task", func() (result, error) { return h.task(ctx) }},
+		{"backends", func() (result, error) {
+			rs := h.backends(ctx, splitList(o.backends))
+			// A backend that is not installed is only reported; one that
+			// fails fails the run.
+			for _, r := range rs {
+				failed = failed || r.failed
+			}
+			return rs, nil
 		}},
-		{"scale", func() string { return h.scale(ctx, scaleOK, *scaleEach) }},
+		{"scale", func() (result, error) { return h.scale(ctx, o.scaleServers, o.scaleTools) }},
 	} {
 		if !want[s.name] {
 			continue
 		}
-		l0 := loadavg()
+		sr := sectionRun{name: s.name, load0: loadavg()}
 		t0 := time.Now()
 		progress("== %s", s.name)
-		md := s.run()
-		fmt.Fprintf(&body, "%s\n_Section time %s; load average before %s, after %s._\n\n", md, time.Since(t0).Round(time.Second), l0, loadavg())
-	}
-	loadAfter := loadavg()
-
-	var out strings.Builder
-	fmt.Fprintf(&out, "## Harness run (`%s`)\n\n", *command)
-	fmt.Fprintf(&out, "%s\n\n", h.machine())
-	fmt.Fprintf(&out, "Run took %s; load average (1/5/15 min) before **%s**, after **%s** (2 cores: a load above 2 means the run competed for CPU). "+
-		"Each cell is the median of the repetitions, with (min–max) across them; ratios are taken within one run.\n\n",
-		time.Since(start).Round(time.Second), loadBefore, loadAfter)
-	out.WriteString(body.String())
-	if len(h.notes) > 0 {
-		out.WriteString("Notes from this run:\n\n")
-		for _, n := range h.notes {
-			fmt.Fprintf(&out, "- %s\n", n)
+		// A failed section is reported and the others still run: one broken
+		// server should not cost the whole run.
+		sr.res, sr.err = s.run()
+		if sr.err != nil {
+			sr.res = nil // a typed nil pointer otherwise
+			failed = true
+			progress("section %s failed: %v", s.name, sr.err)
 		}
-		out.WriteString("\n")
+		sr.took, sr.load1 = time.Since(t0), loadavg()
+		rep.sections = append(rep.sections, sr)
 	}
-	fmt.Print(out.String())
-	if *outFile != "" {
-		if err := os.WriteFile(*outFile, []byte(out.String()), 0o644); err != nil {
-			fatalf("%v", err)
+	rep.loadAfter, rep.took, rep.notes = loadavg(), time.Since(start), h.notes
+
+	md := rep.markdown()
+	fmt.Print(md)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
 		}
 	}
 	progress("done in %s", time.Since(start).Round(time.Second))
+	if failed {
+		return errSectionsFailed
+	}
+	return nil
 }
 
 func (h *harness) note(format string, args ...any) {
@@ -227,7 +248,7 @@ func findRepo(dir string) (string, error) {
 	if dir == "" {
 		var err error
 		if dir, err = os.Getwd(); err != nil {
-			return "", err
+			return "", fmt.Errorf("finding the repository: %w", err)
 		}
 	}
 	dir, _ = filepath.Abs(dir)
@@ -287,7 +308,3 @@ func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "codemode-bench: "+format+"\n", args...)
 	os.Exit(1)
 }
-
-func now() time.Time { return time.Now() }
-
-func sinceMS(t time.Time) float64 { return float64(time.Since(t)) / float64(time.Millisecond) }

@@ -55,13 +55,11 @@ type cmOpts struct {
 
 // cmProc is a running `codemode serve` with a go-sdk client on its stdio.
 type cmProc struct {
-	name    string
 	cs      *mcp.ClientSession
 	cmd     *exec.Cmd
 	rec     *recorder
 	stderr  *lockedBuffer
 	connect time.Duration // spawn to initialized
-	dir     string
 }
 
 // backendEnv is the environment that selects a backend.
@@ -91,7 +89,7 @@ func (h *harness) startCodemode(ctx context.Context, o cmOpts) (*cmProc, error) 
 	procSeq.mu.Unlock()
 	dir := filepath.Join(h.tmp, fmt.Sprintf("codemode-%d", n))
 	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating codemode's home: %w", err)
 	}
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + filepath.Join(dir, "home"),
 		"CODEMODE_STATE_DIR=" + filepath.Join(dir, "state"), "CODEMODE_LOG_LEVEL=info"}
@@ -106,7 +104,7 @@ func (h *harness) startCodemode(ctx context.Context, o cmOpts) (*cmProc, error) 
 	cfg := filepath.Join(dir, "mcp.json")
 	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	if err := os.WriteFile(cfg, data, 0o644); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("writing codemode's config: %w", err)
 	}
 	env = append(env, "CODEMODE_CONFIG="+cfg)
 	env = append(env, o.env...)
@@ -126,9 +124,9 @@ func (h *harness) startCodemode(ctx context.Context, o cmOpts) (*cmProc, error) 
 	t0 := time.Now()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "codemode-bench", Version: "1"}, nil).Connect(cctx, tr, nil)
 	if err != nil {
-		return nil, fmt.Errorf("starting codemode (%s): %v\n%s", o.backend, err, tail(stderr.String(), 20))
+		return nil, fmt.Errorf("starting codemode (%s): %w\n%s", o.backend, err, tail(stderr.String(), 20))
 	}
-	return &cmProc{name: o.backend, cs: cs, cmd: cmd, rec: rec, stderr: stderr, connect: time.Since(t0), dir: dir}, nil
+	return &cmProc{cs: cs, cmd: cmd, rec: rec, stderr: stderr, connect: time.Since(t0)}, nil
 }
 
 // close ends the client session; codemode then removes its sandboxes and exits.
@@ -157,7 +155,7 @@ func (p *cmProc) call(ctx context.Context, args map[string]any) (*mcp.CallToolRe
 	res, err := p.cs.CallTool(cctx, &mcp.CallToolParams{Name: "run_python", Arguments: args})
 	d := time.Since(t0)
 	if err != nil {
-		return nil, d, fmt.Errorf("run_python: %v\ncodemode stderr:\n%s", err, tail(p.stderr.String(), 20))
+		return nil, d, fmt.Errorf("run_python: %w\ncodemode stderr:\n%s", err, tail(p.stderr.String(), 20))
 	}
 	if res.IsError {
 		return res, d, fmt.Errorf("run_python failed: %s\ncodemode stderr:\n%s", resultText(res), tail(p.stderr.String(), 20))
@@ -184,7 +182,7 @@ func (p *cmProc) py(ctx context.Context, session, code string, out any) error {
 		txt = txt[i+1:]
 	}
 	if err := json.Unmarshal([]byte(txt), out); err != nil {
-		return fmt.Errorf("decoding %q: %v", txt, err)
+		return fmt.Errorf("decoding the output %q: %w", txt, err)
 	}
 	return nil
 }

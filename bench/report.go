@@ -3,7 +3,97 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 )
+
+// goal is one target of the issue or BENCHMARKS.md against this run.
+type goal struct {
+	what, target, result string
+	met                  bool
+}
+
+// result is what a section hands to the report.
+type result interface {
+	markdown() string
+	goals() []goal
+}
+
+// sectionRun is one section as it ran.
+type sectionRun struct {
+	name         string
+	res          result // nil when it failed
+	err          error
+	took         time.Duration
+	load0, load1 string
+}
+
+// report is the whole Markdown output.
+type report struct {
+	command, machine      string
+	took                  time.Duration
+	loadBefore, loadAfter string
+	sections              []sectionRun
+	notes                 []string
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Harness run (`%s`)\n\n", r.command)
+	fmt.Fprintf(&b, "%s\n\n", r.machine)
+	fmt.Fprintf(&b, "Run took %s; load average (1/5/15 min) before **%s**, after **%s** (2 cores: a load above 2 means the run competed for CPU). "+
+		"Each cell is the median of the repetitions, with (min–max) across them; ratios are taken within one run.\n\n",
+		r.took.Round(time.Second), r.loadBefore, r.loadAfter)
+	var goals []goal
+	for _, s := range r.sections {
+		if s.res != nil {
+			goals = append(goals, s.res.goals()...)
+		}
+	}
+	if len(goals) > 0 {
+		b.WriteString("### Goals\n\n")
+		b.WriteString("Targets are those the issues and the core tables set; each result is the median with (min–max), from the sections below.\n\n")
+		b.WriteString(goalsMarkdown(goals))
+		b.WriteString("\n")
+	}
+	for _, s := range r.sections {
+		if s.err != nil {
+			fmt.Fprintf(&b, "### Section %s failed\n\n```\n%s\n```\n", s.name, s.err)
+		} else {
+			b.WriteString(s.res.markdown())
+		}
+		fmt.Fprintf(&b, "\n_Section time %s; load average before %s, after %s._\n\n", s.took.Round(time.Second), s.load0, s.load1)
+	}
+	if len(r.notes) > 0 {
+		b.WriteString("Notes from this run:\n\n")
+		for _, n := range r.notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func goalsMarkdown(gs []goal) string {
+	var rows [][]string
+	for _, g := range gs {
+		rows = append(rows, []string{g.what, g.target, g.result, metStr(g.met)})
+	}
+	return table([]string{"goal", "target", "this run", "met"}, "---", rows)
+}
+
+func metStr(ok bool) string {
+	if ok {
+		return "**met**"
+	}
+	return "**missed**"
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
 
 // table renders rows of cells under a header.
 func table(header []string, align string, rows [][]string) string {
@@ -104,7 +194,7 @@ func backendsMarkdown(rs []*backendResult) string {
 
 func memoryMarkdown(rs []*backendResult) string {
 	var b strings.Builder
-	b.WriteString("\n### 4. Memory\n\n")
+	b.WriteString("### 4. Memory\n\n")
 	b.WriteString("Resident memory from `/proc/PID/smaps_rollup`: RSS, with PSS (shared pages split among the processes mapping them) in " +
 		"parentheses. \"Sandbox\" counts every process below codemode (sandbox inits and interpreters, or one engine CLI per container) plus, " +
 		"for container backends, the processes running its containers (conmon or containerd-shim, runsc's sentry and gofer, the container's own); " +

@@ -10,7 +10,7 @@ import (
 
 type scaleResult struct {
 	servers, tools int
-	connectMS      float64
+	connect        time.Duration // codemode spawn to initialized
 	listTokens     int
 	passP50        sample // ms per round
 	firstSearch    float64
@@ -18,30 +18,39 @@ type scaleResult struct {
 	hits, queries  int
 	proxied        sample // µs p50 per round
 	cmMem          mem
-	discovered     int
+}
+
+// scaleResults is section 5, one entry per server count.
+type scaleResults struct {
+	each int // tools per server
+	rs   []*scaleResult
 }
 
 // scale measures section 5 with 1, 10, 100 ... synthetic servers.
-func (h *harness) scale(ctx context.Context, maxServers, each int) string {
-	var results []*scaleResult
+func (h *harness) scale(ctx context.Context, maxServers, each int) (*scaleResults, error) {
+	out := &scaleResults{each: each}
 	for n := 1; n <= maxServers; n *= 10 {
 		progress("scale: %d servers × %d tools", n, each)
 		r, err := h.scaleOne(ctx, n, each)
 		if err != nil {
-			fatalf("scale with %d servers: %v", n, err)
+			return nil, fmt.Errorf("scale with %d servers: %w", n, err)
 		}
-		results = append(results, r)
+		out.rs = append(out.rs, r)
 	}
+	return out, nil
+}
+
+func (s *scaleResults) markdown() string {
 	var b strings.Builder
 	b.WriteString("### 5. Scale: servers and tools configured\n\n")
 	fmt.Fprintf(&b, "Synthetic Go MCP servers (this harness's binary in server mode), %d generated tools each (a one-to-two-sentence description, "+
 		"four typed parameters: about the size of a real tool), native backend. Search is `runtime.search_tool_docs(query, limit=3)` timed inside "+
 		"Python: the first search starts every configured server to list its tools (in parallel), the next ones use the index. The %d queries each "+
-		"name one tool by verb, noun, domain and region (\"archive invoice in billing europe\"); a hit is that tool in the top 3.\n\n", each, results[0].queries)
+		"name one tool by verb, noun, domain and region (\"archive invoice in billing europe\"); a hit is that tool in the top 3.\n\n", s.each, s.rs[0].queries)
 	var rows [][]string
-	for _, r := range results {
+	for _, r := range s.rs {
 		rows = append(rows, []string{
-			fmt.Sprint(r.servers), commas(int64(r.tools)), fmt.Sprint(r.listTokens), num(r.connectMS) + " ms",
+			fmt.Sprint(r.servers), commas(int64(r.tools)), fmt.Sprint(r.listTokens), num(msOf(r.connect)) + " ms",
 			mmm(r.passP50, " ms"), mmm(r.proxied, " µs"), num(r.firstSearch) + " ms", mmm(r.searchP50, " ms"),
 			fmt.Sprintf("%d/%d", r.hits, r.queries), fmt.Sprintf("%.1f MiB", mib(r.cmMem.rss)),
 		})
@@ -50,6 +59,16 @@ func (h *harness) scale(ctx context.Context, maxServers, each int) string {
 		"warm `pass` p50", "proxied call p50", "first search (starts and lists every server)", "search p50, indexed", "top-3 hits",
 		"codemode RSS after"}, "---:", rows))
 	return b.String()
+}
+
+// goals: search within 1 ms (the tooldocs goal, set for 1,000 tools) at
+// the largest catalogue, and every query's tool in its top 3.
+func (s *scaleResults) goals() []goal {
+	r := s.rs[len(s.rs)-1]
+	return []goal{
+		{fmt.Sprintf("`search_tool_docs` p50 over %s tools", commas(int64(r.tools))), "≤ 1 ms", mmm(r.searchP50, " ms"), r.searchP50.median() <= 1},
+		{fmt.Sprintf("expected tool in the top 3, %s tools", commas(int64(r.tools))), "all", fmt.Sprintf("%d/%d", r.hits, r.queries), r.hits == r.queries},
+	}
 }
 
 func (h *harness) scaleOne(ctx context.Context, n, each int) (*scaleResult, error) {
@@ -62,22 +81,23 @@ func (h *harness) scaleOne(ctx context.Context, n, each int) (*scaleResult, erro
 		return nil, err
 	}
 	defer p.close()
-	r := &scaleResult{servers: n, tools: n * each, connectMS: float64(p.connect.Microseconds()) / 1000}
+	r := &scaleResult{servers: n, tools: n * each, connect: p.connect}
 	tools, err := listToolsRaw(ctx, p.cs, p.rec)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing codemode: %w", err)
 	}
 	r.listTokens = h.tok.must(toolsDoc(tools))
-	if err := p.py(ctx, "main", "print(len(runtime.discovered_servers()))", &r.discovered); err != nil {
-		return nil, err
+	var discovered int
+	if err := p.py(ctx, "main", "print(len(runtime.discovered_servers()))", &discovered); err != nil {
+		return nil, fmt.Errorf("counting discovered servers: %w", err)
 	}
-	if r.discovered != n {
-		h.note("scale: codemode discovered %d of %d configured servers", r.discovered, n)
+	if discovered != n {
+		h.note("scale: codemode discovered %d of %d configured servers", discovered, n)
 	}
 	pass := map[string]any{"code": "pass", "session": "main"}
 	for range 20 {
 		if _, _, err := p.call(ctx, pass); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("warm calls: %w", err)
 		}
 	}
 	for range h.reps {
@@ -85,7 +105,7 @@ func (h *harness) scaleOne(ctx context.Context, n, each int) (*scaleResult, erro
 		for range 100 {
 			_, d, err := p.call(ctx, pass)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("warm calls: %w", err)
 			}
 			durs = append(durs, d)
 		}
@@ -95,7 +115,7 @@ func (h *harness) scaleOne(ctx context.Context, n, each int) (*scaleResult, erro
 	// First search: indexes every server.
 	if err := p.py(ctx, "main", "import time, json\nt0 = time.perf_counter()\nawait runtime.search_tool_docs('list open tickets', limit=3)\n"+
 		"print(json.dumps((time.perf_counter() - t0) * 1000))", &r.firstSearch); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("first search: %w", err)
 	}
 	type query struct {
 		Q, Server, Tool string
@@ -126,7 +146,7 @@ print(json.dumps({"p50": times[len(times) // 2], "hits": hits}))`, string(qj))
 			Hits int     `json:"hits"`
 		}
 		if err := p.py(ctx, "main", searchCode, &out); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("searching: %w", err)
 		}
 		r.searchP50 = append(r.searchP50, out.P50)
 		r.hits = out.Hits
@@ -139,7 +159,7 @@ print(json.dumps({"p50": times[len(times) // 2], "hits": hits}))`, string(qj))
 	for range h.reps {
 		var us float64
 		if err := p.py(ctx, "main", proxiedCode, &us); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("proxied calls: %w", err)
 		}
 		r.proxied = append(r.proxied, us)
 	}

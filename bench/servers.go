@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/codemode/codemode/internal/upstream/upstreamtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,20 +69,20 @@ func (h *harness) entry(s npmServer) (script, version string, err error) {
 	dir := filepath.Join(h.nodeModules, filepath.FromSlash(s.pkg))
 	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
-		return "", "", fmt.Errorf("npm package %s is not installed (run scripts/testdeps.sh): %v", s.pkg, err)
+		return "", "", fmt.Errorf("reading %s's package.json (run scripts/testdeps.sh): %w", s.pkg, err)
 	}
 	var m struct {
 		Version string          `json:"version"`
 		Bin     json.RawMessage `json:"bin"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("decoding %s's package.json: %w", s.pkg, err)
 	}
 	var bins map[string]string
 	if json.Unmarshal(m.Bin, &bins) != nil {
 		var one string
 		if json.Unmarshal(m.Bin, &one) != nil {
-			return "", "", fmt.Errorf("%s: no bin", s.pkg)
+			return "", "", fmt.Errorf("%s: package.json has no bin", s.pkg)
 		}
 		bins = map[string]string{s.bin: one}
 	}
@@ -91,31 +93,35 @@ func (h *harness) entry(s npmServer) (script, version string, err error) {
 	return filepath.Join(dir, filepath.FromSlash(script)), m.Version, nil
 }
 
-// config is the server's mcpServers entry for codemode.
-func (h *harness) config(s npmServer) map[string]any {
-	script, _, err := h.entry(s)
-	if err != nil {
-		fatalf("%v", err)
+// configs is the mcpServers section of codemode's config for servers.
+func (h *harness) configs(servers []npmServer) (map[string]any, error) {
+	out := map[string]any{}
+	for _, s := range servers {
+		script, _, err := h.entry(s)
+		if err != nil {
+			return nil, err
+		}
+		e := map[string]any{"command": h.node, "args": append([]string{script}, s.args...)}
+		if len(s.env) > 0 {
+			e["env"] = s.env
+		}
+		out[s.name] = e
 	}
-	e := map[string]any{"command": h.node, "args": append([]string{script}, s.args...)}
-	if len(s.env) > 0 {
-		e["env"] = s.env
-	}
-	return e
+	return out, nil
 }
 
 // command is the server's command line for a direct client.
-func (h *harness) command(s npmServer) *exec.Cmd {
+func (h *harness) command(s npmServer) (*exec.Cmd, error) {
 	script, _, err := h.entry(s)
 	if err != nil {
-		fatalf("%v", err)
+		return nil, err
 	}
 	cmd := exec.Command(h.node, append([]string{script}, s.args...)...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + h.tmp}
 	for k, v := range s.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	return cmd
+	return cmd, nil
 }
 
 // selfServer is the mcpServers entry of this binary as a downstream server.
@@ -138,7 +144,7 @@ func (h *harness) selfCommand(kind string) *exec.Cmd {
 type direct struct {
 	cs      *mcp.ClientSession
 	rec     *recorder
-	connect float64 // ms, spawn to initialized
+	connect time.Duration // spawn to initialized
 }
 
 func connectDirect(ctx context.Context, cmd *exec.Cmd, record bool) (*direct, error) {
@@ -148,11 +154,11 @@ func connectDirect(ctx context.Context, cmd *exec.Cmd, record bool) (*direct, er
 		d.rec = &recorder{}
 		tr = &recordingTransport{inner: tr, rec: d.rec}
 	}
-	t0 := now()
+	t0 := time.Now()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "codemode-bench-direct", Version: "1"}, nil).Connect(ctx, tr, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %v", cmd.Path, err)
+		return nil, fmt.Errorf("connecting to %s: %w", strings.Join(cmd.Args, " "), err)
 	}
-	d.cs, d.connect = cs, sinceMS(t0)
+	d.cs, d.connect = cs, time.Since(t0)
 	return d, nil
 }

@@ -57,10 +57,13 @@ func (s sample) max() float64 {
 func ms(ds []time.Duration) sample {
 	out := make(sample, len(ds))
 	for i, d := range ds {
-		out[i] = float64(d) / float64(time.Millisecond)
+		out[i] = msOf(d)
 	}
 	return out
 }
+
+// msOf is a duration in milliseconds.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // num formats a number with a precision that suits its size.
 func num(v float64) string {
@@ -68,13 +71,15 @@ func num(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "–"
-	case a >= 1000:
+	// The bounds are where rounding carries into the next size: 999.6
+	// prints as 1,000, not 1000.
+	case a >= 999.5:
 		return commas(int64(math.Round(v)))
-	case a >= 100:
+	case a >= 99.95:
 		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
+	case a >= 9.995:
 		return fmt.Sprintf("%.1f", v)
-	case a >= 1:
+	case a >= 0.9995:
 		return fmt.Sprintf("%.2f", v)
 	default:
 		return fmt.Sprintf("%.3f", v)

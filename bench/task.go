@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,10 +23,9 @@ const (
 )
 
 // writeTaskFiles creates the 20 files (about 2 KB each, every third with
-// ERROR lines) and returns their names.
-func writeTaskFiles(dir string) []string {
+// ERROR lines) and returns their names and contents.
+func writeTaskFiles(dir string) (names, texts []string, err error) {
 	components := []string{"api", "db", "cache", "auth", "queue"}
-	var names []string
 	for i := 1; i <= taskFiles; i++ {
 		name := fmt.Sprintf("service-%02d.log", i)
 		var b strings.Builder
@@ -42,11 +42,12 @@ func writeTaskFiles(dir string) []string {
 			}
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
-			fatalf("%v", err)
+			return nil, nil, fmt.Errorf("writing task file: %w", err)
 		}
 		names = append(names, name)
+		texts = append(texts, b.String())
 	}
-	return names
+	return names, texts, nil
 }
 
 // summarize is the filter the model (direct style) or the code applies:
@@ -110,8 +111,7 @@ type styleResult struct {
 // countExchanges adds what the model reads and writes in each call.
 func (h *harness) countExchanges(r *styleResult, ex []exchange) {
 	for _, e := range ex {
-		var p json.RawMessage = e.req.params
-		req := compactJSON(p)
+		req := compactJSON(e.req.params)
 		content := contentText(e.resp.result)
 		r.callBytes += len(req) + len(content)
 		r.callTokens += h.tok.must(req) + h.tok.must(content)
@@ -157,10 +157,10 @@ func callText(ctx context.Context, cs *mcp.ClientSession, tool string, args map[
 	defer cancel()
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", tool, err)
+		return "", fmt.Errorf("calling %s: %w", tool, err)
 	}
 	if res.IsError {
-		return "", fmt.Errorf("%s: %s", tool, resultText(res))
+		return "", fmt.Errorf("calling %s: tool error: %s", tool, resultText(res))
 	}
 	return resultText(res), nil
 }
@@ -182,77 +182,88 @@ func memorySummary(file string) []string {
 	return nil
 }
 
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) || len(a) == 0 {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+// sameSummary says whether a saved summary is the expected one (an empty
+// one never is: the task always finds errors).
+func sameSummary(got, want []string) bool {
+	return len(want) > 0 && slices.Equal(got, want)
+}
+
+// taskResult is section 2: the three ways of doing the task.
+type taskResult struct {
+	fileBytes              int
+	perFile, batched, code *styleResult
 }
 
 // task measures section 2.
-func (h *harness) task(ctx context.Context) string {
+func (h *harness) task(ctx context.Context) (*taskResult, error) {
 	dir := filepath.Join(h.tmp, "task-files")
-	os.MkdirAll(dir, 0o755)
-	names := writeTaskFiles(dir)
-	sort.Strings(names)
-	var texts []string
-	for _, n := range names {
-		data, _ := os.ReadFile(filepath.Join(dir, n))
-		texts = append(texts, string(data))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the task directory: %w", err)
+	}
+	names, texts, err := writeTaskFiles(dir)
+	if err != nil {
+		return nil, err
 	}
 	want := summarize(names, texts)
 
 	memDirect := filepath.Join(h.tmp, "task-memory-direct.jsonl")
 	memCode := filepath.Join(h.tmp, "task-memory-code.jsonl")
-	servers := npmServers(dir, memDirect)
+	// The direct agent connects to all five servers: it carries all their
+	// listings, though it calls only two of them.
 	var all []json.RawMessage
 	var fs, memory *direct
-	for _, s := range servers {
-		d, err := connectDirect(ctx, h.command(s), true)
+	for _, s := range npmServers(dir, memDirect) {
+		cmd, err := h.command(s)
 		if err != nil {
-			fatalf("%v", err)
+			return nil, err
+		}
+		d, err := connectDirect(ctx, cmd, true)
+		if err != nil {
+			return nil, err
 		}
 		tools, err := listToolsRaw(ctx, d.cs, d.rec)
 		if err != nil {
-			fatalf("listing %s: %v", s.name, err)
+			d.cs.Close()
+			return nil, fmt.Errorf("listing %s: %w", s.name, err)
 		}
 		all = append(all, tools...)
 		switch s.name {
 		case "filesystem":
 			fs = d
+			defer fs.cs.Close()
 		case "memory":
 			memory = d
+			defer memory.cs.Close()
 		default:
 			d.cs.Close()
 		}
 	}
-	defer fs.cs.Close()
-	defer memory.cs.Close()
-	directList := h.measureListing("direct", all)
+	directList := h.measureListing(all)
 
 	// Warm both servers (V8 JIT) outside the measurement.
 	for range 5 {
-		callText(ctx, fs.cs, "list_allowed_directories", map[string]any{})
-		callText(ctx, memory.cs, "read_graph", map[string]any{})
+		if _, err := callText(ctx, fs.cs, "list_allowed_directories", map[string]any{}); err != nil {
+			return nil, err
+		}
+		if _, err := callText(ctx, memory.cs, "read_graph", map[string]any{}); err != nil {
+			return nil, err
+		}
 	}
 
-	perFile := &styleResult{label: fmt.Sprintf("direct: list_directory, read_text_file × %d, create_entities", taskFiles), listTokens: directList.tokens, listBytes: directList.bytes}
-	batched := &styleResult{label: "direct, batched: list_directory, read_multiple_files, create_entities", listTokens: directList.tokens, listBytes: directList.bytes}
-	cleanup := func() {
-		callText(ctx, memory.cs, "delete_entities", map[string]any{"entityNames": []string{taskEntity}})
+	r := &taskResult{
+		fileBytes: totalLen(texts),
+		perFile:   &styleResult{label: fmt.Sprintf("direct: list_directory, read_text_file × %d, create_entities", taskFiles), listTokens: directList.tokens, listBytes: directList.bytes},
+		batched:   &styleResult{label: "direct, batched: list_directory, read_multiple_files, create_entities", listTokens: directList.tokens, listBytes: directList.bytes},
 	}
-	runDirect := func(r *styleResult, batch bool) {
+	// runDirect makes the calls an agent would make, with the filtering the
+	// model would do between them done here.
+	runDirect := func(sr *styleResult, batch bool) error {
 		fs.rec.take()
 		memory.rec.take()
 		t0 := time.Now()
 		listing, err := callText(ctx, fs.cs, "list_directory", map[string]any{"path": dir})
 		if err != nil {
-			fatalf("%v", err)
+			return err
 		}
 		var got []string
 		for _, l := range strings.Split(listing, "\n") {
@@ -269,14 +280,14 @@ func (h *harness) task(ctx context.Context) string {
 			}
 			out, err := callText(ctx, fs.cs, "read_multiple_files", map[string]any{"paths": paths})
 			if err != nil {
-				fatalf("%v", err)
+				return err
 			}
 			contents = splitMultiple(out, paths)
 		} else {
 			for _, n := range got {
 				t, err := callText(ctx, fs.cs, "read_text_file", map[string]any{"path": filepath.Join(dir, n)})
 				if err != nil {
-					fatalf("%v", err)
+					return err
 				}
 				contents = append(contents, t)
 			}
@@ -284,56 +295,66 @@ func (h *harness) task(ctx context.Context) string {
 		obs := summarize(got, contents)
 		if _, err := callText(ctx, memory.cs, "create_entities", map[string]any{"entities": []map[string]any{
 			{"name": taskEntity, "entityType": "report", "observations": obs}}}); err != nil {
-			fatalf("%v", err)
+			return err
 		}
-		r.wall = append(r.wall, time.Since(t0))
-		ex := append(exchanges(fs.rec.take(), "tools/call"), exchanges(memory.rec.take(), "tools/call")...)
-		h.countExchanges(r, ex)
-		r.summaryMatch = sameStrings(memorySummary(memDirect), want)
-		cleanup()
+		sr.wall = append(sr.wall, time.Since(t0))
+		h.countExchanges(sr, append(exchanges(fs.rec.take(), "tools/call"), exchanges(memory.rec.take(), "tools/call")...))
+		sr.summaryMatch = sameSummary(memorySummary(memDirect), want)
+		_, err = callText(ctx, memory.cs, "delete_entities", map[string]any{"entityNames": []string{taskEntity}})
+		return err
 	}
 
 	// Code style: codemode with the same five servers configured.
-	cfg := map[string]any{}
-	for _, s := range npmServers(dir, memCode) {
-		cfg[s.name] = h.config(s)
+	cfg, err := h.configs(npmServers(dir, memCode))
+	if err != nil {
+		return nil, err
 	}
 	p, err := h.startCodemode(ctx, cmOpts{backend: "native", spares: -1, servers: cfg, record: true})
 	if err != nil {
-		fatalf("%v", err)
+		return nil, err
 	}
 	defer p.close()
 	cmTools, err := listToolsRaw(ctx, p.cs, p.rec)
 	if err != nil {
-		fatalf("%v", err)
+		return nil, fmt.Errorf("listing codemode: %w", err)
 	}
-	cmList := h.measureListing("codemode", cmTools)
-	code := &styleResult{label: "codemode: one run_python", listTokens: cmList.tokens, listBytes: cmList.bytes}
+	cmList := h.measureListing(cmTools)
+	r.code = &styleResult{label: "codemode: one run_python", listTokens: cmList.tokens, listBytes: cmList.bytes}
 	// Warm: start both servers and the session outside the measurement.
 	if err := p.py(ctx, "", "for _ in range(5):\n    await mcp_filesystem.list_allowed_directories()\n    await mcp_memory.read_graph()", nil); err != nil {
-		fatalf("%v", err)
+		return nil, fmt.Errorf("warming codemode's servers: %w", err)
 	}
-	runCode := func() {
+	runCode := func() error {
 		p.rec.take()
 		_, d, err := p.call(ctx, map[string]any{"code": taskCode(dir)})
 		if err != nil {
-			fatalf("task in code: %v", err)
+			return fmt.Errorf("task as code: %w", err)
 		}
-		code.wall = append(code.wall, d)
-		h.countExchanges(code, exchanges(p.rec.take(), "tools/call"))
-		code.summaryMatch = sameStrings(memorySummary(memCode), want)
-		if err := p.py(ctx, "", fmt.Sprintf("await mcp_memory.delete_entities(entityNames=[%q])", taskEntity), nil); err != nil {
-			fatalf("%v", err)
-		}
+		r.code.wall = append(r.code.wall, d)
+		h.countExchanges(r.code, exchanges(p.rec.take(), "tools/call"))
+		r.code.summaryMatch = sameSummary(memorySummary(memCode), want)
+		return p.py(ctx, "", fmt.Sprintf("await mcp_memory.delete_entities(entityNames=[%q])", taskEntity), nil)
 	}
 
 	for i := range h.reps {
 		progress("task, repetition %d/%d", i+1, h.reps)
-		runDirect(perFile, false)
-		runDirect(batched, true)
-		runCode()
+		if err := runDirect(r.perFile, false); err != nil {
+			return nil, fmt.Errorf("task as direct calls: %w", err)
+		}
+		if err := runDirect(r.batched, true); err != nil {
+			return nil, fmt.Errorf("task as batched direct calls: %w", err)
+		}
+		if err := runCode(); err != nil {
+			return nil, err
+		}
 	}
+	return r, nil
+}
 
+// contextTokens is what one repetition of a style puts in the context.
+func (s *styleResult) contextTokens() int { return s.listTokens + s.callTokens/len(s.wall) }
+
+func (r *taskResult) markdown() string {
 	var b strings.Builder
 	b.WriteString("### 2. One task in both styles\n\n")
 	fmt.Fprintf(&b, "Task: list a directory of %d log files (%s in all) with server-filesystem, read every file, keep those with ERROR lines, and save a "+
@@ -341,21 +362,24 @@ func (h *harness) task(ctx context.Context) string {
 		"and the same servers; the agent is configured with all five servers of section 1 in both. **Context** is what enters the model's context: the "+
 		"tool listing it carries, plus for every call the request it writes (tool name and arguments as JSON) and the result content it reads. "+
 		"**Wire** is the whole JSON-RPC traffic of the calls. Wall time is the calls alone (warm servers, warm session), without the model's own "+
-		"time per turn, which the direct style pays once per call.\n\n", taskFiles, humanBytes(totalLen(texts)))
-	b.WriteString("| style | tool calls | listing tokens | call tokens | **context tokens** | context bytes | wire bytes | wall time | same summary saved |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, r := range []*styleResult{perFile, batched, code} {
-		reps := len(r.wall)
-		ct, cb, wb := r.callTokens/reps, r.callBytes/reps, r.wireBytes/reps
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | **%s** | %s | %s | %s | %s |\n", r.label, r.calls, commas(int64(r.listTokens)), commas(int64(ct)),
-			commas(int64(r.listTokens+ct)), commas(int64(r.listBytes+cb)), commas(int64(wb)), mmm(ms(r.wall), " ms"), yesNo(r.summaryMatch))
+		"time per turn, which the direct style pays once per call.\n\n", taskFiles, humanBytes(r.fileBytes))
+	var rows [][]string
+	for _, s := range []*styleResult{r.perFile, r.batched, r.code} {
+		reps := len(s.wall)
+		rows = append(rows, []string{s.label, fmt.Sprint(s.calls), commas(int64(s.listTokens)), commas(int64(s.callTokens / reps)),
+			"**" + commas(int64(s.contextTokens())) + "**", commas(int64(s.listBytes + s.callBytes/reps)), commas(int64(s.wireBytes / reps)),
+			mmm(ms(s.wall), " ms"), yesNo(s.summaryMatch)})
 	}
-	perTotal := perFile.listTokens + perFile.callTokens/len(perFile.wall)
-	batTotal := batched.listTokens + batched.callTokens/len(batched.wall)
-	codeTotal := code.listTokens + code.callTokens/len(code.wall)
+	b.WriteString(table([]string{"style", "tool calls", "listing tokens", "call tokens", "**context tokens**", "context bytes", "wire bytes",
+		"wall time", "same summary saved"}, "---:", rows))
 	fmt.Fprintf(&b, "\nThe code style puts %.1f %% of the per-file direct style's tokens into the context (%.1f %% of the batched one's), in 1 model turn instead of %d (or %d).\n",
-		100*float64(codeTotal)/float64(perTotal), 100*float64(codeTotal)/float64(batTotal), perFile.calls, batched.calls)
+		100*float64(r.code.contextTokens())/float64(r.perFile.contextTokens()), 100*float64(r.code.contextTokens())/float64(r.batched.contextTokens()),
+		r.perFile.calls, r.batched.calls)
 	return b.String()
 }
+
+// goals: the issue sets none for the task; the comparison is the point.
+func (r *taskResult) goals() []goal { return nil }
 
 // splitMultiple splits read_multiple_files output ("path:\ncontent\n---\n...") into contents.
 func splitMultiple(out string, paths []string) []string {

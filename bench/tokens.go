@@ -28,25 +28,29 @@ type tokenizer struct {
 func newTokenizer(node, nodeModules, tmp string) (*tokenizer, error) {
 	script := filepath.Join(tmp, "tokens.cjs")
 	if err := os.WriteFile(script, tokensScript, 0o644); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("writing tokens.cjs: %w", err)
 	}
 	cmd := exec.Command(node, script, nodeModules)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tokenizer stdin: %w", err)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tokenizer stdout: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("starting node tokens.cjs: %w", err)
 	}
 	t := &tokenizer{cmd: cmd, in: in, out: bufio.NewReader(out)}
-	if n, err := t.count("hello world"); err != nil || n != 2 {
+	n, err := t.count("hello world")
+	if err == nil && n != 2 {
+		err = fmt.Errorf("count(\"hello world\") = %d, want 2 (is gpt-tokenizer's o200k_base loaded?)", n)
+	}
+	if err != nil {
 		t.close()
-		return nil, fmt.Errorf("tokenizer self-test: count(\"hello world\") = %d, %v", n, err)
+		return nil, fmt.Errorf("tokenizer self-test: %w", err)
 	}
 	return t, nil
 }
@@ -56,13 +60,17 @@ func (t *tokenizer) count(s string) (int, error) {
 	defer t.mu.Unlock()
 	line, _ := json.Marshal(s)
 	if _, err := t.in.Write(append(line, '\n')); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("writing to the tokenizer: %w", err)
 	}
 	resp, err := t.out.ReadString('\n')
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("reading from the tokenizer: %w", err)
 	}
-	return strconv.Atoi(strings.TrimSpace(resp))
+	n, err := strconv.Atoi(strings.TrimSpace(resp))
+	if err != nil {
+		return 0, fmt.Errorf("decoding the tokenizer's count: %w", err)
+	}
+	return n, nil
 }
 
 // must counts, or ends the run: a count that fails makes every table wrong.

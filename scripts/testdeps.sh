@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything the test suite runs against: Debian packages, the npm
 # MCP servers, conformance suite and reference encoders (testdeps/), and the
-# container backends' world under .cache/testdeps/: podman, a private dockerd,
-# a static gVisor runsc, and the Python rootfs imported into both engines as
-# an image (built with debootstrap; no registry needed). Every step checks
-# first, so a second run takes a few seconds. internal/testenv reads what this
-# script writes to .cache/testdeps/env.
+# container backends' world under .cache/testdeps/: podman (rootful, and
+# rootless as the user codemode-rootless), a private dockerd, a static gVisor
+# runsc, and the Python rootfs imported into every engine as an image (built
+# with debootstrap; no registry needed). Every step checks first, so a second
+# run takes a few seconds. internal/testenv reads what this script writes to
+# .cache/testdeps/env.
 #
 # Sourced by test.sh, which then stops the dockerd started here
 # (DOCKERD_STARTED=1) when the tests end; run on its own, it leaves dockerd
@@ -24,6 +25,12 @@ TEST_IMAGE=localhost/codemode-python:test
 # also need explicit --ulimit nofile=…,nproc=… (CAP_SYS_RESOURCE is missing);
 # those are run flags, which the tests and the backend pass.
 PODMAN="podman --runtime runc"
+# Rootless podman: an unprivileged user whose podman keeps its storage and
+# runtime files under .cache/testdeps/rootless, reached through a wrapper
+# that root's tests run (setpriv, with the user's HOME and runtime dir).
+ROOTLESS_USER=codemode-rootless
+ROOTLESS_DIR="$TESTDEPS/rootless"
+ROOTLESS_PODMAN="$TESTDEPS/bin/podman-rootless"
 DOCKER_SOCK="$TESTDEPS/docker/docker.sock"
 # Debian's client, always: /usr/local/bin/docker may be a newer CLI.
 DOCKER="/usr/bin/docker -H unix://$DOCKER_SOCK"
@@ -77,6 +84,49 @@ image_into() {
 	"$TESTDEPS/bin/codemode" image build --engine-cmd "$1" --rootfs "$TESTDEPS/rootfs" --tag "$TEST_IMAGE" >/dev/null
 }
 
+# free_subid_start FILE: the first id after every range in /etc/subuid or
+# /etc/subgid (at least 100000, where useradd starts).
+free_subid_start() {
+	awk -F: 'BEGIN { n = 100000 } NF == 3 && $2 + $3 > n { n = $2 + $3 } END { print n }' "$1"
+}
+
+# setup_rootless_user: the user, its subordinate id ranges (useradd adds
+# them; a user made elsewhere may lack them), its directories, and the
+# wrapper. Overlay storage, not podman's rootless default vfs, which copies
+# the whole image for every container (seconds per session).
+setup_rootless_user() {
+	if ! id -u "$ROOTLESS_USER" >/dev/null 2>&1; then
+		log "creating user $ROOTLESS_USER"
+		as_root useradd --home-dir "$ROOTLESS_DIR/home" --no-create-home --shell /usr/sbin/nologin \
+			--comment "codemode rootless podman tests" "$ROOTLESS_USER"
+	fi
+	local f start
+	for f in /etc/subuid /etc/subgid; do
+		grep -q "^$ROOTLESS_USER:" "$f" 2>/dev/null && continue
+		start=$(free_subid_start "$f")
+		log "adding $f range $start-$((start + 65535)) for $ROOTLESS_USER"
+		if [ "$f" = /etc/subuid ]; then
+			as_root usermod --add-subuids "$start-$((start + 65535))" "$ROOTLESS_USER"
+		else
+			as_root usermod --add-subgids "$start-$((start + 65535))" "$ROOTLESS_USER"
+		fi
+	done
+	as_root install -d -m 0755 "$ROOTLESS_DIR"
+	as_root install -d -m 0700 -o "$ROOTLESS_USER" -g "$ROOTLESS_USER" "$ROOTLESS_DIR/home" "$ROOTLESS_DIR/run"
+	mkdir -p "$TESTDEPS/bin"
+	cat >"$ROOTLESS_PODMAN.tmp" <<EOF
+#!/bin/sh
+# Written by scripts/testdeps.sh: podman as the unprivileged user $ROOTLESS_USER
+# (run it as root). Nothing of the caller's environment passes through.
+exec setpriv --reuid=$ROOTLESS_USER --regid=$ROOTLESS_USER --init-groups \\
+	env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
+	HOME=$ROOTLESS_DIR/home XDG_RUNTIME_DIR=$ROOTLESS_DIR/run \\
+	podman --runtime runc --storage-driver overlay "\$@"
+EOF
+	chmod 0755 "$ROOTLESS_PODMAN.tmp"
+	mv "$ROOTLESS_PODMAN.tmp" "$ROOTLESS_PODMAN"
+}
+
 dockerd_answers() {
 	$DOCKER version --format '{{.Server.Version}}' >/dev/null 2>&1
 }
@@ -126,6 +176,7 @@ write_env() {
 	cat >"$tmp" <<EOF
 # Written by scripts/testdeps.sh; read by internal/testenv. Values are split at spaces.
 export CODEMODE_TEST_PODMAN='$PODMAN'
+export CODEMODE_TEST_ROOTLESS_PODMAN='$ROOTLESS_PODMAN'
 export CODEMODE_TEST_DOCKER='$DOCKER'
 export CODEMODE_TEST_RUNSC='$TESTDEPS/bin/runsc'
 export CODEMODE_TEST_IMAGE='$TEST_IMAGE'
@@ -146,6 +197,8 @@ step "npm packages" install_npm
 step "runsc" build_runsc
 step "codemode binary" build_codemode_for_testdeps
 step "rootfs + podman image" image_into "$PODMAN"
+step "rootless podman user" setup_rootless_user
+step "rootless podman image" image_into "$ROOTLESS_PODMAN"
 step "dockerd" start_dockerd
 step "docker image" image_into "$DOCKER"
 write_env

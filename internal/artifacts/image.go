@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"math"
 
@@ -32,6 +33,20 @@ type Budget struct {
 	MaxBytes  int // encoded size (default 1 MiB)
 }
 
+// maxDecoded bounds the memory one decoded image may take on the host: a
+// small compressed file can announce a huge canvas (a decompression bomb).
+const maxDecoded = 128 << 20
+
+// decodedSize is what decoding an image of cfg takes in memory.
+func decodedSize(cfg image.Config) int64 {
+	bpp := int64(4)
+	switch cfg.ColorModel {
+	case color.RGBA64Model, color.NRGBA64Model:
+		bpp = 8
+	}
+	return int64(cfg.Width) * int64(cfg.Height) * bpp
+}
+
 // FitImage decodes data (PNG, JPEG, GIF, WebP), scales it down until it fits
 // the budget, and returns it as PNG. Images already within the budget that
 // are PNG pass through untouched.
@@ -46,8 +61,8 @@ func FitImage(data []byte, b Budget) (Image, error) {
 	if err != nil {
 		return Image{}, fmt.Errorf("decoding image: %w", err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > 200_000_000 {
-		return Image{}, fmt.Errorf("image of %dx%d pixels refused", cfg.Width, cfg.Height)
+	if cfg.Width <= 0 || cfg.Height <= 0 || decodedSize(cfg) > maxDecoded {
+		return Image{}, fmt.Errorf("image of %dx%d pixels refused: decoding it would take over %d MiB", cfg.Width, cfg.Height, maxDecoded>>20)
 	}
 	if format == "png" && cfg.Width*cfg.Height <= b.MaxPixels && len(data) <= b.MaxBytes {
 		return Image{MIMEType: "image/png", Width: cfg.Width, Height: cfg.Height, Bytes: len(data), Data: data}, nil

@@ -68,6 +68,8 @@ func Run(ctx context.Context, args []string, sio IO) int {
 		err = imageCmd(ctx, rest, sio)
 	case "doctor":
 		code, err = doctorCmd(ctx, rest, sio)
+	case "attacks":
+		code, err = attacksCmd(ctx, rest, sio)
 	case "help", "-h", "--help":
 		usage(sio.Stdout)
 	default:
@@ -103,6 +105,7 @@ Usage:
   codemode servers [--json] [--probe]  list the MCP servers found in config files (--probe starts each)
   codemode doctor [--json]          check every sandbox backend on this host and say how to fix what fails
   codemode config [--json]          show the effective settings and their sources
+  codemode attacks [--backends LIST]  run the adversarial suite; prints attack × backend (exit 1 on any escape)
   codemode image build [flags]      build a Python rootfs with debootstrap; import it into podman/docker (no registry)
   codemode version
 

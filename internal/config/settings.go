@@ -420,7 +420,7 @@ func ParseBytes(raw string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || n < 0 || n*float64(mult) > math.MaxInt64/2 {
+	if err != nil || math.IsNaN(n) || n < 0 || n*float64(mult) > math.MaxInt64/2 {
 		return 0, errors.New("want a size such as 512m, 1g or 65536")
 	}
 	return int64(n * float64(mult)), nil

@@ -74,14 +74,16 @@ type Interpreter struct {
 	ctx    context.Context // cancelled when the interpreter ends
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	cell    *Cell
-	orphan  []byte // output written between cells, given to the next cell
-	pings   map[uint64]chan struct{}
-	nextID  atomic.Uint64
-	dead    chan struct{}
-	deadErr error
-	exit    sandbox.Exit
+	mu     sync.Mutex
+	cell   *Cell
+	orphan []byte // output written between cells, given to the next cell
+	pings  map[uint64]chan struct{}
+	// rpcSlots bounds the RPCs being answered (maxInFlightRPCs).
+	rpcSlots chan struct{}
+	nextID   atomic.Uint64
+	dead     chan struct{}
+	deadErr  error
+	exit     sandbox.Exit
 }
 
 var bundleOnce = sync.OnceValues(pyruntime.Load)
@@ -111,6 +113,7 @@ func Start(ctx context.Context, opts Options) (_ *Interpreter, err error) {
 	in := &Interpreter{
 		id: spec.ID, sb: sb, w: wire.NewWriter(sb.Stdin()), log: log, rpc: opts.RPC,
 		pings: map[uint64]chan struct{}{}, dead: make(chan struct{}), started: time.Now(),
+		rpcSlots: make(chan struct{}, maxInFlightRPCs),
 	}
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	defer func() {
@@ -238,7 +241,7 @@ func (in *Interpreter) Exec(req ExecRequest) (*Cell, error) {
 			files[name] = base64.StdEncoding.EncodeToString(data)
 		}
 	}
-	if err := in.w.WriteMessage(wire.Exec{Type: wire.TypeExec, ID: c.id, Code: req.Code, Filename: filename, Loaded: req.Loaded, Files: files}); err != nil {
+	if err := in.send(wire.Exec{Type: wire.TypeExec, ID: c.id, Code: req.Code, Filename: filename, Loaded: req.Loaded, Files: files}); err != nil {
 		in.mu.Lock()
 		in.cell = nil
 		in.mu.Unlock()
@@ -256,7 +259,29 @@ func (c *Cell) Result() CellResult { return c.result }
 
 // Interrupt asks the runtime to raise KeyboardInterrupt in the cell.
 func (c *Cell) Interrupt() error {
-	return c.in.w.WriteMessage(wire.Interrupt{Type: wire.TypeInterrupt, ID: c.id})
+	return c.in.send(wire.Interrupt{Type: wire.TypeInterrupt, ID: c.id})
+}
+
+// maxInFlightRPCs bounds the RPCs of one sandbox being answered at once
+// (asyncio.gather of many tool calls queues beyond it, in order).
+const maxInFlightRPCs = 64
+
+// writeStall bounds how long one frame to the sandbox may take to write. The
+// runtime reads its channel on a thread of its own, so only code that stalls
+// that thread on purpose (or a wedged interpreter) fills the pipe; without
+// the bound, the host's next write would block forever, outside any timeout.
+const writeStall = 5 * time.Second
+
+// send writes one frame to the runtime, killing the sandbox if the write
+// stalls (which makes the write fail).
+func (in *Interpreter) send(msg any) error {
+	watchdog := time.AfterFunc(writeStall, func() {
+		in.log.Warn("sandbox stopped reading its channel; killing it", "stall", writeStall)
+		in.cancel()
+		in.sb.Kill(context.Background())
+	})
+	defer watchdog.Stop()
+	return in.w.WriteMessage(msg)
 }
 
 // Ping measures one round trip through the runtime's channel thread.
@@ -272,7 +297,7 @@ func (in *Interpreter) Ping(ctx context.Context) (time.Duration, error) {
 		in.mu.Unlock()
 	}()
 	start := time.Now()
-	if err := in.w.WriteMessage(wire.Ping{Type: wire.TypePing, ID: id}); err != nil {
+	if err := in.send(wire.Ping{Type: wire.TypePing, ID: id}); err != nil {
 		return 0, err
 	}
 	select {
@@ -287,6 +312,7 @@ func (in *Interpreter) Ping(ctx context.Context) (time.Duration, error) {
 
 // Kill ends the interpreter and its sandbox now. It is idempotent.
 func (in *Interpreter) Kill(ctx context.Context) error {
+	in.cancel() // ends in-flight RPCs, which frees the read loop
 	err := in.sb.Kill(ctx)
 	<-in.dead
 	return err
@@ -409,7 +435,18 @@ func (in *Interpreter) dispatch(f wire.Frame, ready chan<- *wire.Ready) error {
 			ctx = in.cell.ctx
 		}
 		in.mu.Unlock()
-		go in.answer(ctx, m)
+		// At most maxInFlightRPCs are answered at once; past that the read
+		// loop waits, so the sandbox's writes block instead of the host
+		// piling up goroutines and replies for a flood of requests.
+		select {
+		case in.rpcSlots <- struct{}{}:
+		case <-in.ctx.Done(): // being killed
+			return nil
+		}
+		go func() {
+			defer func() { <-in.rpcSlots }()
+			in.answer(ctx, m)
+		}()
 	}
 	return nil
 }
@@ -424,20 +461,36 @@ func (in *Interpreter) answer(ctx context.Context, m *wire.RPC) {
 		res.Error = rerr
 	}
 	res.OK = res.Error == nil
-	if err := in.w.WriteMessage(res); err != nil {
+	if err := in.send(res); err != nil {
 		in.log.Debug("rpc reply not delivered", "method", m.Method, "error", err)
 	}
 }
 
+// diagnosticsBudget bounds what one sandbox may write into codemode's log:
+// its stderr is reachable by the sandboxed code, which must not be able to
+// flood the host's log.
+const diagnosticsBudget = 64 << 10
+
 // logDiagnostics forwards the sandbox's own stderr (runtime crashes, setup
-// messages) to the log, line by line.
+// messages) to the log, line by line, up to diagnosticsBudget bytes.
 func (in *Interpreter) logDiagnostics() {
 	sc := bufio.NewScanner(in.sb.Stderr())
 	sc.Buffer(make([]byte, 4096), 64<<10)
+	logged, dropped := 0, 0
 	for sc.Scan() {
+		if logged += len(sc.Bytes()); logged > diagnosticsBudget {
+			if dropped == 0 {
+				in.log.Warn("sandbox diagnostics over budget; dropping the rest", "budget", diagnosticsBudget)
+			}
+			dropped += len(sc.Bytes())
+			continue
+		}
 		in.log.Warn("sandbox diagnostics", "line", sc.Text())
 	}
-	io.Copy(io.Discard, in.sb.Stderr()) // a line over the scanner's limit ends the scan early
+	n, _ := io.Copy(io.Discard, in.sb.Stderr()) // a line over the scanner's limit ends the scan early
+	if dropped += int(n); dropped > 0 {
+		in.log.Warn("sandbox diagnostics dropped", "bytes", dropped)
+	}
 	closeReader(in.sb.Stderr())
 }
 

@@ -25,12 +25,12 @@ const toolDescription = "Run Python in a persistent sandbox (state kept per sess
 
 func inputSchema(defaultTimeout, maxTimeout int) jsontext.Value {
 	return jsontext.Value(fmt.Sprintf(`{"type":"object","properties":{`+
-		`"code":{"type":"string","description":"Python source; top-level await works; the last expression is echoed"},`+
-		`"servers":{"type":"array","items":{"type":"string"},"description":"MCP servers to preload as mcp_<name> proxies"},`+
+		`"code":{"type":"string","description":"Python; top-level await works; a last expression is echoed"},`+
+		`"servers":{"type":"array","items":{"type":"string"},"description":"MCP servers to preload"},`+
 		`"timeout":{"type":"integer","minimum":1,"maximum":%d,"default":%d,"description":"Seconds"},`+
-		`"session":{"type":"string","description":"Session name; default: one per connection"},`+
+		`"session":{"type":"string","description":"Session name (default: one per connection)"},`+
 		`"reset":{"type":"boolean","description":"Start from a fresh interpreter"},`+
-		`"files":{"type":"object","description":"Files to write into /workspace first: name -> text, or {\"base64\": data}"}},`+
+		`"files":{"type":"object","description":"Files for /workspace: name -> text or {\"base64\": data}"}},`+
 		`"required":["code"]}`, maxTimeout, defaultTimeout))
 }
 

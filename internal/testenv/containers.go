@@ -15,12 +15,13 @@ import (
 // rootfs) are set up by scripts/testdeps.sh under .cache/testdeps/, which it
 // describes in .cache/testdeps/env as shell exports:
 //
-//	CODEMODE_TEST_PODMAN  podman command line (engine flags this machine needs)
-//	CODEMODE_TEST_DOCKER  Debian docker client with -H of the private dockerd
-//	CODEMODE_TEST_RUNSC   static gVisor runsc
-//	CODEMODE_TEST_IMAGE   tag of the Python test image, in podman and in docker
-//	CODEMODE_TEST_ROOTFS  the debootstrapped rootfs the image was made from
-//	DOCKER_HOST           the private dockerd, for tools that read it
+//	CODEMODE_TEST_PODMAN           podman command line (engine flags this machine needs)
+//	CODEMODE_TEST_ROOTLESS_PODMAN  wrapper running podman as an unprivileged user (rootless)
+//	CODEMODE_TEST_DOCKER           Debian docker client with -H of the private dockerd
+//	CODEMODE_TEST_RUNSC            static gVisor runsc
+//	CODEMODE_TEST_IMAGE            tag of the Python test image, in every engine
+//	CODEMODE_TEST_ROOTFS           the debootstrapped rootfs the image was made from
+//	DOCKER_HOST                    the private dockerd, for tools that read it
 //
 // A variable set in the test's environment overrides the file. Command lines
 // are split at spaces.
@@ -49,6 +50,51 @@ func Podman(t testing.TB) []string {
 		Missing(t, "podman", strings.Join(argv, " ")+" version: "+err.Error()+": "+out)
 	}
 	return argv
+}
+
+// RootlessPodman returns the command of a wrapper that runs podman as the
+// unprivileged test user scripts/testdeps.sh created, with the test image
+// in that user's storage; callers append a subcommand. It fails the test
+// when the wrapper is missing or its podman is not rootless.
+func RootlessPodman(t testing.TB) []string {
+	t.Helper()
+	argv := commandSetting("CODEMODE_TEST_ROOTLESS_PODMAN", filepath.Join(TestdepsDir(), "bin", "podman-rootless"))
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		Missing(t, "rootless-podman", "no rootless podman wrapper: "+err.Error()+" ("+installHint+" creates the user and the wrapper)")
+	}
+	out, err := probe(t, append(argv, "info", "--format", "{{.Host.Security.Rootless}}"))
+	if err != nil {
+		Missing(t, "rootless-podman", strings.Join(argv, " ")+" info: "+err.Error()+": "+out)
+	}
+	// The last line: podman may warn on stderr first (a non-shared "/").
+	if lines := strings.Split(out, "\n"); lines[len(lines)-1] != "true" {
+		Missing(t, "rootless-podman", strings.Join(argv, " ")+" is not rootless: "+out)
+	}
+	return argv
+}
+
+// HostCgroupV1 reports whether the host uses cgroup v1 (alone or hybrid),
+// where rootless engines get no cgroups; found from the host, not from an
+// engine under test. Only a pure v2 host has cgroup.controllers at the top.
+func HostCgroupV1() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err != nil
+}
+
+// ReadableTempDir returns a temporary directory that other users can read,
+// removed when the test ends: an engine run as another user (the rootless
+// wrapper) reads files codemode writes there, such as the seccomp profile.
+func ReadableTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "codemode-test-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatalf("readable temp dir: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // Docker returns the Debian docker client's command line with -H pointing
@@ -82,8 +128,8 @@ func Runsc(t testing.TB) string {
 }
 
 // Image returns the tag of the Python test image (python3, numpy, pandas,
-// matplotlib, PIL), which scripts/testdeps.sh imports into both the Podman
-// and the Docker engine.
+// matplotlib, PIL), which scripts/testdeps.sh imports into every engine:
+// root's podman, the rootless user's podman and the private dockerd.
 func Image(t testing.TB) string {
 	t.Helper()
 	tag := setting("CODEMODE_TEST_IMAGE")

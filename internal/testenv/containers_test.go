@@ -45,6 +45,13 @@ func TestContainerPrerequisites(t *testing.T) {
 			t.Errorf("podman has no image %s: %v %s", image, err, out)
 		}
 	})
+	t.Run("rootless podman", func(t *testing.T) {
+		podman := RootlessPodman(t)
+		image := Image(t)
+		if out, err := exec.Command(podman[0], append(podman[1:], "image", "exists", image)...).CombinedOutput(); err != nil {
+			t.Errorf("rootless podman has no image %s: %v %s", image, err, out)
+		}
+	})
 	t.Run("docker", func(t *testing.T) {
 		docker := Docker(t)
 		image := Image(t)

@@ -64,7 +64,7 @@ type RPCResult struct {
 	Type   string         `json:"type"`
 	ID     uint64         `json:"id"`
 	OK     bool           `json:"ok"`
-	Result jsontext.Value `json:"result,omitempty"`
+	Result jsontext.Value `json:"result,omitzero"` // omitzero: an empty list or object is a result
 	Error  *RPCError      `json:"error,omitempty"`
 }
 

@@ -159,3 +159,36 @@ func BenchmarkFrameRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// Empty lists and objects are results too: the runtime must not see them
+// as a missing result (None).
+func TestRPCResultKeepsEmptyValues(t *testing.T) {
+	tests := []struct {
+		result string
+		want   string
+	}{
+		{result: "[]", want: `"result":[]`},
+		{result: "{}", want: `"result":{}`},
+		{result: "null", want: `"result":null`},
+		{result: "", want: ""},
+	}
+	for _, tt := range tests {
+		var result []byte
+		if tt.result != "" {
+			result = []byte(tt.result)
+		}
+		data, err := Marshal(RPCResult{Type: TypeRPCResult, ID: 7, OK: true, Result: result})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.want == "" {
+			if strings.Contains(string(data), `"result"`) {
+				t.Errorf("no result: got %s", data)
+			}
+			continue
+		}
+		if !strings.Contains(string(data), tt.want) {
+			t.Errorf("result %s: got %s, want it to contain %s", tt.result, data, tt.want)
+		}
+	}
+}

@@ -64,6 +64,7 @@ type Backend struct {
 	eng      *engine // resolved lazily: Probe and Start share it
 	caps     sandbox.Capabilities
 	useInit  bool
+	rlimits  bool   // only ulimits bound sessions (runConfig.rlimitsOnly)
 	runtime  string // OCI runtime flag value actually used
 	profile  string // seccomp profile path
 	prepared bool
@@ -211,7 +212,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 		return nil, err
 	}
 	b.mu.Lock()
-	e, rc := b.eng, runConfig{init: b.useInit, runtime: b.runtime, profile: b.profile}
+	e, rc := b.eng, runConfig{init: b.useInit, rlimitsOnly: b.rlimits, runtime: b.runtime, profile: b.profile}
 	b.mu.Unlock()
 	name := "codemode-" + strconv.Itoa(os.Getpid()) + "-" + spec.ID
 	args := b.runArgs(spec, name, rc)
@@ -248,7 +249,10 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 
 // runConfig is what Probe settled about how to run containers here.
 type runConfig struct {
-	init             bool
+	init bool
+	// rlimitsOnly: the engine ignores --memory, --pids-limit and --cpus
+	// (rootless on cgroup v1), so only ulimits bound the session.
+	rlimitsOnly      bool
 	runtime, profile string
 }
 
@@ -278,24 +282,31 @@ func (b *Backend) runArgs(spec sandbox.Spec, name string, rc runConfig) []string
 	args := []string{"run", "-i", "--name", name,
 		"--label", labelManaged + "=1", "--label", labelOwner + "=" + b.owner, "--label", labelSession + "=" + spec.ID,
 		"--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-		"--user", b.opts.User, "--memory", strconv.FormatInt(mem, 10), "--memory-swap", strconv.FormatInt(mem, 10),
-		"--ulimit", fmt.Sprintf("nofile=%d:%d", nofile, nofile),
+		"--user", b.opts.User, "--ulimit", fmt.Sprintf("nofile=%d:%d", nofile, nofile),
 		"--tmpfs", fmt.Sprintf("/tmp:rw,noexec,nosuid,nodev,size=%d,mode=1777%s", tmp, b.tmpfsExtra()),
 		"--tmpfs", fmt.Sprintf("/workspace:rw,noexec,nosuid,nodev,size=%d,mode=1777%s", work, b.tmpfsExtra()),
 		"--workdir", orDefault(spec.Dir, "/workspace"), "--pull", "never", "--hostname", "sandbox",
 	}
-	if b.isGVisor(rc.runtime) {
+	gvisor := b.isGVisor(rc.runtime)
+	if !gvisor && rc.profile != "" {
+		args = append(args, "--security-opt", "seccomp="+rc.profile)
+	}
+	memory := []string{"--memory", strconv.FormatInt(mem, 10), "--memory-swap", strconv.FormatInt(mem, 10)}
+	switch {
+	case rc.rlimitsOnly:
+		// The cgroup flags would only print a warning into every session's
+		// stderr. RLIMIT_NPROC at the limit itself is the one process bound
+		// left; RLIMIT_DATA caps each process's memory, not the session's.
+		args = append(args, "--ulimit", fmt.Sprintf("nproc=%d:%d", pids, pids), "--ulimit", fmt.Sprintf("data=%d:%d", mem, mem))
+	case gvisor:
 		// gVisor's processes are host stub processes: a tight pids cgroup
 		// kills the whole sandbox, while RLIMIT_NPROC, which the sentry
 		// enforces per sandbox, fails fork cleanly.
-		args = append(args, "--pids-limit", strconv.Itoa(max(pids*8, 1024)), "--ulimit", fmt.Sprintf("nproc=%d:%d", pids, pids))
-	} else {
-		args = append(args, "--pids-limit", strconv.Itoa(pids), "--ulimit", fmt.Sprintf("nproc=%d:%d", pids*2, pids*2))
-		if rc.profile != "" {
-			args = append(args, "--security-opt", "seccomp="+rc.profile)
-		}
+		args = append(append(args, memory...), "--pids-limit", strconv.Itoa(max(pids*8, 1024)), "--ulimit", fmt.Sprintf("nproc=%d:%d", pids, pids))
+	default:
+		args = append(append(args, memory...), "--pids-limit", strconv.Itoa(pids), "--ulimit", fmt.Sprintf("nproc=%d:%d", pids*2, pids*2))
 	}
-	if lim.CPUs > 0 {
+	if lim.CPUs > 0 && !rc.rlimitsOnly {
 		args = append(args, "--cpus", strconv.FormatFloat(lim.CPUs, 'f', -1, 64))
 	}
 	if rc.runtime != "" {

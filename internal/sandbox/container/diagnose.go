@@ -41,9 +41,9 @@ func (b *Backend) Diagnose(ctx context.Context) []sandbox.Check {
 		mode = "rootless"
 	}
 	add("engine", true, fmt.Sprintf("%s %s, %s, cgroup v%s, default OCI runtime %s", e.kind, info.Version, mode, info.CgroupVersion, info.OCIRuntime), "")
-	if info.Rootless && info.CgroupVersion == "1" {
-		add("resource limits", false, "rootless containers on cgroup v1 ignore --memory, --pids-limit and --cpus",
-			"run the engine rootful, or move the host to cgroup v2 (systemd.unified_cgroup_hierarchy=1)")
+	if !info.cgroupLimits() {
+		add("resource limits", false, "rootless containers on cgroup v1 ignore --memory, --pids-limit and --cpus: codemode bounds processes with --ulimit nproc and each process's memory with --ulimit data, but the session has no memory or CPU limit",
+			"run the engine rootful, or move the host to cgroup v2 (systemd.unified_cgroup_hierarchy=1), or accept a weaker sandbox with --allow-weaker-sandbox")
 	}
 	if b.opts.OCIRuntime != "" {
 		_, err := exec.LookPath(b.opts.OCIRuntime)

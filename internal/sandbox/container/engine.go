@@ -82,6 +82,13 @@ type hostInfo struct {
 	Machine       bool // podman talks to a VM (macOS/Windows podman machine)
 }
 
+// cgroupLimits reports whether the engine applies --memory, --pids-limit
+// and --cpus: rootless engines on cgroup v1 get no cgroup delegated and
+// ignore them.
+func (h hostInfo) cgroupLimits() bool {
+	return !h.Rootless || h.CgroupVersion != "1"
+}
+
 func (e engine) info(ctx context.Context) (hostInfo, error) {
 	var h hostInfo
 	switch e.kind {

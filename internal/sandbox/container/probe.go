@@ -60,7 +60,7 @@ func (b *Backend) Probe(ctx context.Context) (sandbox.Capabilities, error) {
 	caps = b.capabilities(e, info, runtime, useInit)
 	caps.Notes = append(caps.Notes, notes...)
 	b.mu.Lock()
-	b.runtime, b.useInit, b.caps, b.prepared = runtime, useInit, caps, true
+	b.runtime, b.useInit, b.rlimits, b.caps, b.prepared = runtime, useInit, !info.cgroupLimits(), caps, true
 	b.mu.Unlock()
 	return caps, nil
 }
@@ -149,7 +149,7 @@ func (b *Backend) trial(ctx context.Context, e *engine, info hostInfo) (runtime 
 	var lastErr error
 	for _, rt := range runtimes {
 		for _, init := range []bool{true, false} {
-			if err := b.tryRun(ctx, e, rt, init); err != nil {
+			if err := b.tryRun(ctx, e, runConfig{init: init, rlimitsOnly: !info.cgroupLimits(), runtime: rt}); err != nil {
 				lastErr = err
 				continue
 			}
@@ -165,15 +165,15 @@ func (b *Backend) trial(ctx context.Context, e *engine, info hostInfo) (runtime 
 	return "", false, nil, fmt.Errorf("test container failed: %v", lastErr)
 }
 
-func (b *Backend) tryRun(ctx context.Context, e *engine, runtime string, init bool) error {
+func (b *Backend) tryRun(ctx context.Context, e *engine, rc runConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	spec := sandbox.Spec{ID: "probe", Command: []string{"python3", "-c", "print('ok')"}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}}
 	name := fmt.Sprintf("codemode-%d-probe-%d", os.Getpid(), time.Now().UnixNano())
 	b.mu.Lock()
-	profile := b.profile
+	rc.profile = b.profile
 	b.mu.Unlock()
-	args := b.runArgs(spec, name, runConfig{init: init, runtime: runtime, profile: profile})
+	args := b.runArgs(spec, name, rc)
 	out, err := e.output(ctx, args...)
 	e.remove(context.Background(), name)
 	if err != nil {
@@ -216,16 +216,17 @@ func (b *Backend) capabilities(e *engine, info hostInfo, runtime string, useInit
 	}
 	add(sandbox.ProtNoNetwork, true, netHow)
 	add(sandbox.ProtPIDIsolated, true, "container pid namespace")
-	limits := !(info.Rootless && info.CgroupVersion == "1")
-	if limits {
+	if info.cgroupLimits() {
 		add(sandbox.ProtMemoryLimit, true, "--memory with equal --memory-swap (cgroup v"+info.CgroupVersion+")")
 		add(sandbox.ProtPIDsLimit, true, "--pids-limit and --ulimit nproc")
 		add(sandbox.ProtCPULimit, true, "--cpus")
 	} else {
-		// Rootless engines on cgroup v1 ignore --memory and --pids-limit.
-		add(sandbox.ProtMemoryLimit, false, "ignored by rootless containers on cgroup v1")
-		add(sandbox.ProtPIDsLimit, true, "--ulimit nproc (rootless cgroup v1 ignores --pids-limit)")
-		add(sandbox.ProtCPULimit, false, "ignored by rootless containers on cgroup v1")
+		// A per-process RLIMIT_DATA is no ceiling for the session, so the
+		// memory limit is reported missing; RLIMIT_NPROC counts every
+		// process of the sandbox uid, which bounds the session.
+		add(sandbox.ProtMemoryLimit, false, "rootless containers on cgroup v1 ignore --memory; only each process is capped (--ulimit data)")
+		add(sandbox.ProtPIDsLimit, true, "--ulimit nproc, shared by all sessions (rootless cgroup v1 ignores --pids-limit)")
+		add(sandbox.ProtCPULimit, false, "rootless containers on cgroup v1 ignore --cpus")
 	}
 	add(sandbox.ProtHostHidden, true, "image "+b.opts.Image+" as the root filesystem")
 	if !useInit {

@@ -1,0 +1,202 @@
+# Helpers shared by every attack program. The runner sends, as one cell:
+# `HOST = {...}` (the fixtures this attack may aim at), this file, then the
+# attack. An attack records what it observed with blocked(how) and
+# escaped(what), and ends with done(), which prints the one verdict line the
+# runner reads:
+#
+#   VERDICT blocked <how it was stopped>
+#   VERDICT escaped <what got out>
+#
+# Everything here runs inside the sandbox only.
+import ctypes
+import errno
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+_escaped, _blocked = [], []
+
+
+def escaped(what):
+    """Record something the sandbox should have stopped and did not."""
+    _escaped.append(str(what))
+
+
+def blocked(how):
+    """Record how one attempt was stopped (short: 'seccomp EPERM')."""
+    _blocked.append(str(how))
+
+
+def _uniq(items):
+    seen, out = set(), []
+    for i in items:
+        if i not in seen:
+            seen.add(i)
+            out.append(i)
+    return out
+
+
+def done():
+    if _escaped:
+        line = "VERDICT escaped " + "; ".join(_uniq(_escaped))
+    elif _blocked:
+        line = "VERDICT blocked " + ", ".join(_uniq(_blocked))
+    else:
+        line = "VERDICT error the attack recorded no observation"
+    sys.stdout.flush()
+    os.write(1, ("\n" + line[:600] + "\n").encode())
+
+
+def ename(err):
+    return errno.errorcode.get(err, str(err))
+
+
+def _status(field):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+SECCOMP = _status("Seccomp") == "2"
+GVISOR = HOST["backend"] == "gvisor"
+DENIED = set(HOST["seccomp_denied"])
+
+
+def why(name, err):
+    """How a refused syscall was stopped, as precisely as can be told from inside."""
+    n = ename(err)
+    if SECCOMP and err == errno.EPERM and (name in DENIED or name == "clone"):
+        return "seccomp EPERM"
+    if SECCOMP and err == errno.ENOSYS and name == "clone3":
+        return "seccomp ENOSYS"
+    if GVISOR:
+        return "gVisor sentry: " + n
+    return n
+
+
+def _arg(a):
+    if a is None:
+        return ctypes.c_void_p(None)
+    if isinstance(a, int):
+        return ctypes.c_long(a)
+    if isinstance(a, bytes):
+        return ctypes.c_char_p(a)
+    return a  # ctypes objects, byref() results
+
+
+def sys_call(nr, *args):
+    """Raw syscall; returns (result, errno)."""
+    ctypes.set_errno(0)
+    rc = libc.syscall(ctypes.c_long(nr), *[_arg(a) for a in args])
+    return rc, (ctypes.get_errno() if rc == -1 else 0)
+
+
+def try_syscall(name, nr, *args, ok=None):
+    """Attempt a syscall that must be refused: record blocked(why) or escaped."""
+    rc, err = sys_call(nr, *args)
+    if rc == -1:
+        blocked(why(name, err))
+        return False
+    escaped("%s succeeded (returned %d)" % (name, rc) if ok is None else ok)
+    return True
+
+
+def in_child(fn, timeout=10):
+    """Run fn() in a forked child and return the string it returns, so that a
+    call that succeeds (as some do inside gVisor's own kernel) cannot change
+    this interpreter. A child that hangs is killed: 'hung'."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            try:
+                res = str(fn())
+            except BaseException as e:  # noqa: BLE001
+                res = "exception %s: %s" % (type(e).__name__, e)
+            os.write(w, res.encode()[:4000])
+        finally:
+            os._exit(0)
+    os.close(w)
+    out = b""
+    deadline = time.time() + timeout
+    while True:
+        left = deadline - time.time()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return "hung"
+        rl, _, _ = select.select([r], [], [], left)
+        if not rl:
+            continue
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        out += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return out.decode(errors="replace") or "child died"
+
+
+def child_syscall(name, nr, *args):
+    """try_syscall in a child; the child reports 'ok <rc>' or the errno name."""
+    def attempt():
+        rc, err = sys_call(nr, *args)
+        return "ok %d" % rc if rc != -1 else "err %d" % err
+    res = in_child(attempt)
+    if res.startswith("err "):
+        blocked(why(name, int(res[4:])))
+        return False
+    if res.startswith("ok "):
+        escaped("%s succeeded (returned %s)" % (name, res[3:]))
+        return True
+    escaped("%s: child %s" % (name, res))
+    return True
+
+
+def try_open(path, flags, what=None):
+    """Open that must fail; records blocked(errno) or escaped."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK)
+    except OSError as e:
+        blocked(ename(e.errno))
+        return False
+    os.close(fd)
+    escaped(what or ("opened %s" % path))
+    return True
+
+
+def read_text(path, limit=1 << 16):
+    """Content of path, or None with the errno name."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode(errors="replace"), None
+    except OSError as e:
+        return None, ename(e.errno)
+
+
+def find_channel():
+    """The runtime's Session object (holds the private channel): sandboxed
+    code runs in the same process as the runtime, so it can always find it."""
+    import gc
+    for o in gc.get_objects():
+        if type(o).__name__ == "Session" and hasattr(o, "channel") and hasattr(o, "rpc"):
+            return o
+    raise RuntimeError("runtime session not found")
+
+
+def frame(kind, payload):
+    return struct.pack(">BI", ord(kind), len(payload)) + payload

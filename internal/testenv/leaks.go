@@ -1,0 +1,143 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Resources is a count of what a test could leave behind on the host:
+// processes, this process's children and descriptors, codemode's cgroups,
+// mounts, temp dirs and containers.
+type Resources struct {
+	Processes  int
+	Children   []string
+	FDs        int
+	Cgroups    []string
+	Mounts     []string
+	TempDirs   []string
+	Containers map[string][]string // engine command -> container ids
+}
+
+// HostResources counts the host's resources now; engines are container
+// engine command lines (e.g. Podman(t)) whose containers are counted.
+func HostResources(t testing.TB, engines ...[]string) Resources {
+	t.Helper()
+	r := Resources{Containers: map[string][]string{}}
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		r.Processes++
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		// pid (comm) state ppid ...
+		if f := strings.Fields(s[i+2:]); len(f) > 1 && f[1] == strconv.Itoa(self) && f[0] != "Z" {
+			r.Children = append(r.Children, s[:i+1])
+		}
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	r.FDs = len(fds)
+	for _, pattern := range []string{"/sys/fs/cgroup/*/codemode.*", "/sys/fs/cgroup/codemode.*", "/sys/fs/cgroup/*/codemode/*", "/sys/fs/cgroup/codemode/*"} {
+		m, _ := filepath.Glob(pattern)
+		r.Cgroups = append(r.Cgroups, m...)
+	}
+	r.Mounts = Mounts()
+	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "codemode*"))
+	r.TempDirs = tmp
+	for _, argv := range engines {
+		out, err := exec.Command(argv[0], append(argv[1:], "ps", "-a", "-q", "--no-trunc")...).Output()
+		if err != nil {
+			t.Fatalf("listing containers with %s: %v", strings.Join(argv, " "), err)
+		}
+		r.Containers[strings.Join(argv, " ")] = strings.Fields(string(out))
+	}
+	return r
+}
+
+// Mounts are the host's mount points, except those container engines and
+// runsc create and keep on their own.
+func Mounts() []string {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if strings.Contains(mp, "/containers/") || strings.Contains(mp, "/docker") || strings.HasPrefix(mp, "/run/netns") ||
+			strings.HasPrefix(mp, "/run/runsc/") || strings.Contains(mp, "/overlay") {
+			continue
+		}
+		out = append(out, mp)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckNoLeaks fails the test if the host holds more than it did at
+// before, waiting a little for asynchronous cleanup to finish.
+func CheckNoLeaks(t testing.TB, before Resources, engines ...[]string) {
+	t.Helper()
+	var problems []string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		after := HostResources(t, engines...)
+		problems = before.compare(after)
+		if len(problems) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, p := range problems {
+		t.Error("leak: " + p)
+	}
+}
+
+// processSlack tolerates unrelated host activity (cron, engine helpers).
+const processSlack = 8
+
+func (b Resources) compare(a Resources) []string {
+	var out []string
+	if a.Processes > b.Processes+processSlack {
+		out = append(out, fmt.Sprintf("%d processes on the host, %d before", a.Processes, b.Processes))
+	}
+	out = append(out, added("child process", b.Children, a.Children)...)
+	if a.FDs > b.FDs {
+		out = append(out, fmt.Sprintf("%d open descriptors, %d before", a.FDs, b.FDs))
+	}
+	out = append(out, added("cgroup", b.Cgroups, a.Cgroups)...)
+	out = append(out, added("mount", b.Mounts, a.Mounts)...)
+	out = append(out, added("temp dir", b.TempDirs, a.TempDirs)...)
+	for engine, ids := range a.Containers {
+		out = append(out, added("container of "+engine, b.Containers[engine], ids)...)
+	}
+	return out
+}
+
+func added(what string, before, after []string) []string {
+	var out []string
+	for _, x := range after {
+		if !slices.Contains(before, x) {
+			out = append(out, what+" "+x)
+		}
+	}
+	return out
+}
