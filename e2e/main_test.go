@@ -58,22 +58,11 @@ func TestMain(m *testing.M) {
 }
 
 // mounts returns the host's mount points, except those container engines
-// and runsc create and keep on their own (runsc bind-mounts one shared
-// empty network namespace at /run/runsc/null-netns the first time a
-// sandbox runs without network, and keeps it for later ones).
+// and runsc create and keep on their own.
 func mounts() map[string]bool {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
 	out := map[string]bool{}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := f[4]
-		if strings.Contains(mp, "/containers/") || strings.Contains(mp, "/docker") || strings.HasPrefix(mp, "/run/netns") || strings.HasPrefix(mp, "/run/runsc/") || strings.Contains(mp, "/overlay") {
-			continue
-		}
-		out[mp] = true
+	for _, m := range testenv.Mounts() {
+		out[m] = true
 	}
 	return out
 }

@@ -98,6 +98,17 @@ func TestAttacks(t *testing.T) {
 	if names := os.Getenv("CODEMODE_ATTACKS"); names != "" {
 		corpus = slices.DeleteFunc(corpus, func(a attacks.Attack) bool { return !slices.Contains(strings.Split(names, ","), a.Name) })
 	}
+	// A private TMPDIR: the leak check counts temp dirs, and other test
+	// packages running next to this one make their own in the shared one.
+	// It must be searchable by others: the fixtures' data directory in it is
+	// mounted into sandboxes, whose user is not root.
+	tmp := t.TempDir()
+	for _, d := range []string{tmp, filepath.Dir(tmp)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmp)
 	var all []attacks.Result
 	for _, b := range []string{"native", "podman", "docker", "gvisor"} {
 		t.Run(b, func(t *testing.T) {

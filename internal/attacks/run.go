@@ -249,10 +249,14 @@ func (r *runner) attack(ctx context.Context, a Attack) Result {
 	}
 	r.app.Executor.CloseOwner(owner)
 	if a.Has("procs-after") {
-		if left := obs.newProcesses(15 * time.Second); len(left) > 0 {
-			j.escaped("%d processes outlived the session: %s", len(left), strings.Join(left, ", "))
-		} else {
-			j.blocked("no process outlived the session")
+		ns := pidNamespace(lines(res.Stdout))
+		switch left := survivors(ns, procsAfterWait); {
+		case ns == "":
+			j.fail("the attack did not print its pid namespace (PIDNS line)")
+		case len(left) > 0:
+			j.escaped("%d processes of the sandbox's pid namespace outlived the session: %s", len(left), strings.Join(left, ", "))
+		default:
+			j.blocked("no process of the sandbox's pid namespace outlived the session")
 		}
 	}
 	v, how := j.verdict()

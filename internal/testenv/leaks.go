@@ -13,10 +13,10 @@ import (
 )
 
 // Resources is a count of what a test could leave behind on the host:
-// processes, this process's children and descriptors, codemode's cgroups,
-// mounts, temp dirs and containers.
+// this process's children, descriptors, cgroups and containers, mounts and
+// temp dirs. Only what this process owns is counted (other test packages
+// run next to it), except mounts, which sandboxes never leave on the host.
 type Resources struct {
-	Processes  int
 	Children   []string
 	FDs        int
 	Cgroups    []string
@@ -31,14 +31,38 @@ func HostResources(t testing.TB, engines ...[]string) Resources {
 	t.Helper()
 	r := Resources{Containers: map[string][]string{}}
 	self := os.Getpid()
+	r.Children = Children()
+	fds, _ := os.ReadDir("/proc/self/fd")
+	r.FDs = len(fds)
+	// The native backend names its cgroups codemode.<pid>.<session>.
+	mine := "codemode." + strconv.Itoa(self) + ".*"
+	for _, pattern := range []string{"/sys/fs/cgroup/*/" + mine, "/sys/fs/cgroup/" + mine, "/sys/fs/cgroup/*/*/" + mine} {
+		m, _ := filepath.Glob(pattern)
+		r.Cgroups = append(r.Cgroups, m...)
+	}
+	r.Mounts = Mounts()
+	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "codemode*"))
+	r.TempDirs = tmp
+	for _, argv := range engines {
+		out, err := exec.Command(argv[0], append(argv[1:], "ps", "-a", "-q", "--no-trunc", "--filter", "label=codemode.owner="+owner())...).Output()
+		if err != nil {
+			t.Fatalf("listing containers with %s: %v", strings.Join(argv, " "), err)
+		}
+		r.Containers[strings.Join(argv, " ")] = strings.Fields(string(out))
+	}
+	return r
+}
+
+// Children lists this process's live child processes as "pid (comm)".
+func Children() []string {
+	var out []string
+	self := strconv.Itoa(os.Getpid())
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		r.Processes++
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
@@ -48,27 +72,24 @@ func HostResources(t testing.TB, engines ...[]string) Resources {
 			continue
 		}
 		// pid (comm) state ppid ...
-		if f := strings.Fields(s[i+2:]); len(f) > 1 && f[1] == strconv.Itoa(self) && f[0] != "Z" {
-			r.Children = append(r.Children, s[:i+1])
+		if f := strings.Fields(s[i+2:]); len(f) > 1 && f[1] == self && f[0] != "Z" {
+			out = append(out, s[:i+1])
 		}
 	}
-	fds, _ := os.ReadDir("/proc/self/fd")
-	r.FDs = len(fds)
-	for _, pattern := range []string{"/sys/fs/cgroup/*/codemode.*", "/sys/fs/cgroup/codemode.*", "/sys/fs/cgroup/*/codemode/*", "/sys/fs/cgroup/codemode/*"} {
-		m, _ := filepath.Glob(pattern)
-		r.Cgroups = append(r.Cgroups, m...)
-	}
-	r.Mounts = Mounts()
-	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "codemode*"))
-	r.TempDirs = tmp
-	for _, argv := range engines {
-		out, err := exec.Command(argv[0], append(argv[1:], "ps", "-a", "-q", "--no-trunc")...).Output()
-		if err != nil {
-			t.Fatalf("listing containers with %s: %v", strings.Join(argv, " "), err)
+	return out
+}
+
+// owner is this process's value of the container backend's owner label
+// (pid and start time; see internal/sandbox/container).
+func owner() string {
+	stat, _ := os.ReadFile("/proc/self/stat")
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+2:]); len(f) > 19 {
+			return strconv.Itoa(os.Getpid()) + "-" + f[19]
 		}
-		r.Containers[strings.Join(argv, " ")] = strings.Fields(string(out))
 	}
-	return r
+	return strconv.Itoa(os.Getpid()) + "-0"
 }
 
 // Mounts are the host's mount points, except those container engines and
@@ -111,14 +132,8 @@ func CheckNoLeaks(t testing.TB, before Resources, engines ...[]string) {
 	}
 }
 
-// processSlack tolerates unrelated host activity (cron, engine helpers).
-const processSlack = 8
-
 func (b Resources) compare(a Resources) []string {
 	var out []string
-	if a.Processes > b.Processes+processSlack {
-		out = append(out, fmt.Sprintf("%d processes on the host, %d before", a.Processes, b.Processes))
-	}
 	out = append(out, added("child process", b.Children, a.Children)...)
 	if a.FDs > b.FDs {
 		out = append(out, fmt.Sprintf("%d open descriptors, %d before", a.FDs, b.FDs))

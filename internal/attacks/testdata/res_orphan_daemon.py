@@ -2,6 +2,8 @@
 # category: resources
 # expect: blocked: double-forked daemons in their own session that ignore SIGHUP and SIGTERM die with the sandbox: when the session ends, the host has no process left (pid namespace or container kill)
 # check: procs-after
+# The host finds what is left of the sandbox by its pid namespace.
+print("PIDNS", os.readlink("/proc/self/ns/pid"))
 for _ in range(3):
     pid = os.fork()
     if pid == 0:

@@ -53,6 +53,8 @@ func TestGVisorWithDocker(t *testing.T) {
 	if !strings.Contains(caps.Engine, "docker") || !strings.Contains(caps.Engine, "runsc") {
 		t.Fatalf("engine = %q", caps.Engine)
 	}
+	// Under docker, runsc's netstack keeps lo (under podman it has none).
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, PtraceContained: true, Leaks: containerLeaks(b)})
 }
 
 func TestLeftoverContainersAreRemovedAtStartup(t *testing.T) {

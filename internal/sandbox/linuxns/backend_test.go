@@ -1,17 +1,16 @@
 package linuxns
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/codemode/codemode/internal/sandbox/sandboxtest"
+	"github.com/codemode/codemode/internal/testenv"
 )
 
 // unprivilegedUID runs the suite a second time as this uid (when the tests
@@ -86,24 +85,10 @@ func copyFile(src, dst string) error {
 func leaks(b *Backend) func(t *testing.T) []string {
 	return func(t *testing.T) []string {
 		var out []string
-		self := os.Getpid()
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid ...
-			rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-			fields := strings.Fields(rest)
-			if len(fields) > 1 && fields[1] == strconv.Itoa(self) && fields[0] != "Z" {
-				out = append(out, fmt.Sprintf("process %d (%s)", pid, strings.TrimSpace(string(stat[:strings.IndexByte(string(stat), ')')+1]))))
-			}
+		for _, c := range testenv.Children() {
+			out = append(out, "process "+c)
 		}
+		self := os.Getpid()
 		prefix := cgroupPrefix + strconv.Itoa(self) + "."
 		var parents []string
 		if b.cgroups.v2 != "" {
