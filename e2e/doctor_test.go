@@ -83,6 +83,7 @@ func TestDoctor(t *testing.T) {
 		{name: "gvisor", args: []string{"--backend", "gvisor", "--runtime", podman[0], "--oci-runtime", runsc, "--image", image}, backend: "gvisor", usable: true},
 		// dockerd knows runsc by the name testdeps registered it under.
 		{name: "gvisor on docker", args: []string{"--backend", "gvisor", "--runtime", docker[0], "--oci-runtime", "runsc", "--image", image}, env: []string{"DOCKER_HOST=" + dockerHost}, backend: "gvisor", usable: true},
+		{name: "gvisor on docker, runsc by path", args: []string{"--backend", "gvisor", "--runtime", docker[0], "--oci-runtime", runsc, "--image", image}, env: []string{"DOCKER_HOST=" + dockerHost}, backend: "gvisor", usable: true},
 		{name: "gvisor without runsc", args: []string{"--backend", "gvisor", "--runtime", podman[0], "--oci-runtime", "/nonexistent/runsc", "--image", image},
 			backend: "gvisor", fix: "runsc"},
 	}

@@ -45,13 +45,23 @@ func (b *Backend) Diagnose(ctx context.Context) []sandbox.Check {
 		add("resource limits", false, "rootless containers on cgroup v1 ignore --memory, --pids-limit and --cpus: codemode bounds processes with --ulimit nproc and each process's memory with --ulimit data, but the session has no memory or CPU limit",
 			"run the engine rootful, or move the host to cgroup v2 (systemd.unified_cgroup_hierarchy=1), or accept a weaker sandbox with --allow-weaker-sandbox")
 	}
-	if b.opts.OCIRuntime != "" {
+	switch {
+	case b.opts.OCIRuntime == "":
+	case e.kind == Docker:
+		// dockerd runs the runtime, by registered name.
+		name, _, err := dockerRuntime(b.opts.OCIRuntime, info.Runtimes)
+		if err != nil {
+			add("OCI runtime", false, b.opts.OCIRuntime+" is not registered with dockerd", err.Error())
+		} else {
+			add("OCI runtime", true, fmt.Sprintf("%s (dockerd's runtime %q)", b.opts.OCIRuntime, name), "")
+		}
+	default:
 		_, err := exec.LookPath(b.opts.OCIRuntime)
 		fix := ""
 		if err != nil && b.isGVisor(b.opts.OCIRuntime) {
 			fix = "install gVisor's runsc (https://gvisor.dev/docs/user_guide/install/, or `CGO_ENABLED=0 go install gvisor.dev/gvisor/runsc@<version>`), then --oci-runtime /path/to/runsc; for docker also register it: dockerd --add-runtime runsc=/path/to/runsc"
 		}
-		add("OCI runtime", err == nil || e.kind == Docker, b.opts.OCIRuntime, fix)
+		add("OCI runtime", err == nil, b.opts.OCIRuntime, fix)
 	}
 	id, err := e.imageID(ctx, b.opts.Image)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,7 +143,18 @@ func (b *Backend) ensureImage(ctx context.Context, e *engine) error {
 // OCI runtime (crun cannot run on hybrid cgroup hosts; runc can) and
 // whether the engine offers --init (an init as pid 1 reaps orphans).
 func (b *Backend) trial(ctx context.Context, e *engine, info hostInfo) (runtime string, useInit bool, notes []string, err error) {
-	runtimes := []string{b.opts.OCIRuntime}
+	want := b.opts.OCIRuntime
+	if e.kind == Docker {
+		name, note, err := dockerRuntime(want, info.Runtimes)
+		if err != nil {
+			return "", false, nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		want = name
+	}
+	runtimes := []string{want}
 	if b.opts.OCIRuntime == "" && e.kind == Podman {
 		runtimes = append(runtimes, "runc")
 	}
@@ -153,7 +165,7 @@ func (b *Backend) trial(ctx context.Context, e *engine, info hostInfo) (runtime 
 				lastErr = err
 				continue
 			}
-			if rt != b.opts.OCIRuntime {
+			if rt != want {
 				notes = append(notes, fmt.Sprintf("the default OCI runtime (%s) could not start a container; using %s", info.OCIRuntime, rt))
 			}
 			if !init {
@@ -163,6 +175,31 @@ func (b *Backend) trial(ctx context.Context, e *engine, info hostInfo) (runtime 
 		}
 	}
 	return "", false, nil, fmt.Errorf("test container failed: %v", lastErr)
+}
+
+// dockerRuntime maps --oci-runtime to a runtime dockerd knows. dockerd
+// takes runtimes by registered name only, so a path (as podman takes)
+// becomes the registered runtime of the same base name.
+func dockerRuntime(want string, registered []string) (name, note string, err error) {
+	if want == "" || slices.Contains(registered, want) {
+		return want, "", nil
+	}
+	base := filepath.Base(want)
+	if strings.Contains(want, "/") && slices.Contains(registered, base) {
+		return base, fmt.Sprintf("docker takes OCI runtimes by registered name: using %q for %s", base, want), nil
+	}
+	return "", "", fmt.Errorf("dockerd has no OCI runtime %q (registered: %s); register it with dockerd --add-runtime %s=%s (or \"runtimes\" in /etc/docker/daemon.json), then use --oci-runtime %s",
+		want, strings.Join(slices.Sorted(slices.Values(registered)), ", "), base, absOr(want), base)
+}
+
+// absOr is path made absolute when it names a file, else a placeholder.
+func absOr(path string) string {
+	if strings.Contains(path, "/") {
+		if abs, err := filepath.Abs(path); err == nil {
+			return abs
+		}
+	}
+	return "/path/to/" + path
 }
 
 func (b *Backend) tryRun(ctx context.Context, e *engine, rc runConfig) error {

@@ -103,3 +103,29 @@ func TestCapabilitiesLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestDockerRuntime(t *testing.T) {
+	registered := []string{"runc", "runsc", "io.containerd.runc.v2"}
+	tests := []struct {
+		want, name, errIn string
+		note              bool
+	}{
+		{want: "", name: ""},
+		{want: "runsc", name: "runsc"},
+		{want: "/usr/local/bin/runsc", name: "runsc", note: true},
+		{want: "/opt/kata/kata-runtime", errIn: "dockerd --add-runtime kata-runtime=/opt/kata/kata-runtime"},
+		{want: "crun", errIn: "registered: io.containerd.runc.v2, runc, runsc"},
+	}
+	for _, tt := range tests {
+		name, note, err := dockerRuntime(tt.want, registered)
+		if tt.errIn != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.errIn) {
+				t.Errorf("dockerRuntime(%q) error = %v, want one containing %q", tt.want, err, tt.errIn)
+			}
+			continue
+		}
+		if err != nil || name != tt.name || (note != "") != tt.note {
+			t.Errorf("dockerRuntime(%q) = %q, %q, %v; want %q (note %v)", tt.want, name, note, err, tt.name, tt.note)
+		}
+	}
+}
