@@ -113,8 +113,9 @@ func New(ctx context.Context, s config.Settings, in Inputs, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	sessionsDir := filepath.Join(s.StateDir, "sessions", ownerName())
-	artifacts.SweepSiblings(sessionsDir, ownerNameAlive)
+	// Named by pid and start time: directories of dead codemodes are swept.
+	sessionsDir := filepath.Join(s.StateDir, "sessions", sandbox.OwnerID(os.Getpid()))
+	artifacts.SweepSiblings(sessionsDir, sandbox.OwnerAlive)
 	files, err := artifacts.New(artifacts.Options{Dir: sessionsDir})
 	if err != nil {
 		return nil, err
@@ -184,31 +185,6 @@ func readableByOthers(dir string) error {
 			return nil
 		}
 	}
-}
-
-// ownerName names this process's private directories: pid and start time,
-// so a reused pid is not mistaken for a live owner.
-func ownerName() string {
-	return strconv.Itoa(os.Getpid()) + "-" + processStart(os.Getpid())
-}
-
-func ownerNameAlive(name string) bool {
-	pid, start, ok := strings.Cut(name, "-")
-	n, err := strconv.Atoi(pid)
-	return ok && err == nil && processStart(n) == start && start != "0"
-}
-
-func processStart(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "0"
-	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) > 19 {
-		return fields[19]
-	}
-	return "0"
 }
 
 // Ready starts a throw-away sandbox to show the backend can run one

@@ -61,7 +61,7 @@ type observation struct {
 	memBase      int64
 	rssBase      int64
 	dataBefore   map[string]fileState
-	rootBefore   map[string]bool
+	rootBefore   map[string]fileState
 	stopSampling chan struct{}
 	sampled      sync.WaitGroup
 	maxProcs     int
@@ -78,10 +78,7 @@ func (r *runner) observe(a Attack) *observation {
 		o.dataBefore = tree(r.fx.dataDir)
 	}
 	if a.Has("statedir") {
-		o.rootBefore = map[string]bool{}
-		for p := range tree(r.fx.root) {
-			o.rootBefore[p] = true
-		}
+		o.rootBefore = tree(r.fx.root)
 		removeTraversalTargets()
 	}
 	if a.Has("procs") || a.Has("memory") || a.Has("rss") {
@@ -351,7 +348,7 @@ func (r *runner) checkStateDir(o *observation, j *judge) {
 		j.escaped("the host wrote %s", strings.Join(m, ", "))
 	}
 	for p := range tree(r.fx.root) {
-		if !o.rootBefore[p] && !strings.HasPrefix(p, r.fx.stateDir+string(os.PathSeparator)) &&
+		if _, existed := o.rootBefore[p]; !existed && !strings.HasPrefix(p, r.fx.stateDir+string(os.PathSeparator)) &&
 			!strings.HasPrefix(p, r.fx.dataDir+string(os.PathSeparator)) {
 			j.escaped("the host wrote %s outside its state directory", p)
 		}

@@ -77,7 +77,7 @@ func (f *fixtures) secret(what string) string {
 	return s
 }
 
-func (f *fixtures) write(path, content string, mode os.FileMode) error {
+func writeFile(path, content string, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -116,14 +116,14 @@ func (f *fixtures) plant() error {
 	f.markers["home"] = filepath.Join(f.home, "codemode-home-marker.txt")
 	f.markers["ssh"] = filepath.Join(f.home, ".ssh", "id_ed25519")
 	f.markers["state"] = filepath.Join(f.stateDir, "codemode-state-marker.txt")
-	if err := f.write(f.markers["home"], f.secret("a file in codemode's home")+"\n", 0o600); err != nil {
+	if err := writeFile(f.markers["home"], f.secret("a file in codemode's home")+"\n", 0o600); err != nil {
 		return err
 	}
 	key := "-----BEGIN OPENSSH PRIVATE KEY-----\n" + f.secret("codemode's SSH private key") + "\n-----END OPENSSH PRIVATE KEY-----\n"
-	if err := f.write(f.markers["ssh"], key, 0o600); err != nil {
+	if err := writeFile(f.markers["ssh"], key, 0o600); err != nil {
 		return err
 	}
-	if err := f.write(f.markers["state"], f.secret("a file in codemode's state directory")+"\n", 0o600); err != nil {
+	if err := writeFile(f.markers["state"], f.secret("a file in codemode's state directory")+"\n", 0o600); err != nil {
 		return err
 	}
 
@@ -150,7 +150,7 @@ func (f *fixtures) plant() error {
 		return err
 	}
 	f.config = filepath.Join(f.home, ".config", "codemode-attacks", "mcp.json")
-	if err := f.write(f.config, string(cfg), 0o600); err != nil {
+	if err := writeFile(f.config, string(cfg), 0o600); err != nil {
 		return err
 	}
 

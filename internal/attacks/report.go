@@ -77,14 +77,17 @@ func cell(r Result, width int) string {
 	if r.Verdict == Escaped || r.Verdict == Failed {
 		verdict = "**" + strings.ToUpper(verdict) + "**"
 	}
-	how := strings.NewReplacer("|", "/", "\n", " ").Replace(r.How)
-	if width > 0 {
-		if rs := []rune(how); len(rs) > width {
-			how = string(rs[:width-1]) + "…"
-		}
-	}
+	how := Shorten(strings.NewReplacer("|", "/", "\n", " ").Replace(r.How), width)
 	if how == "" {
 		return verdict
 	}
 	return verdict + ": " + how
+}
+
+// Shorten cuts s to width runes, marking the cut (0 = uncut).
+func Shorten(s string, width int) string {
+	if rs := []rune(s); width > 0 && len(rs) > width {
+		return string(rs[:width-1]) + "…"
+	}
+	return s
 }

@@ -309,14 +309,13 @@ func (j *judge) program(res *render.Result) {
 			verdict = v
 		}
 	}
-	lost := res.StateLost || strings.Contains(res.Error, "interpreter") || strings.Contains(res.Error, "sandbox")
 	switch {
 	case strings.HasPrefix(verdict, "escaped "):
 		j.programEsc = true
 		j.escaped("%s", strings.TrimPrefix(verdict, "escaped "))
 	case strings.HasPrefix(verdict, "blocked "):
 		j.blocked("%s", strings.TrimPrefix(verdict, "blocked "))
-	case j.attack.Has("died-ok") && lost:
+	case j.attack.Has("died-ok") && res.StateLost: // the executor marks every sandbox death
 		j.blocked("the host ended the sandbox (%s)", firstLine(res.Error))
 	case j.attack.Has("timeout") && res.Status == render.StatusTimeout:
 		// judged by the timeout check

@@ -78,7 +78,7 @@ func attacksCmd(ctx context.Context, args []string, sio IO) (int, error) {
 		start := time.Now()
 		results, err := attacks.Run(ctx, attacks.Options{Settings: bs, Environ: sio.Environ, Attacks: corpus, Log: io.Discard,
 			OnResult: func(r attacks.Result) {
-				fmt.Fprintf(sio.Stderr, "  %-24s %-9s %s\n", r.Attack, r.Verdict, cut(r.How, 120))
+				fmt.Fprintf(sio.Stderr, "  %-24s %-9s %s\n", r.Attack, r.Verdict, attacks.Shorten(r.How, 120))
 			}})
 		if err != nil {
 			return 1, fmt.Errorf("%s: %w", b, err)
@@ -94,11 +94,4 @@ func attacksCmd(ctx context.Context, args []string, sio IO) (int, error) {
 		return 1, nil
 	}
 	return 0, nil
-}
-
-func cut(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -277,8 +277,7 @@ const writeStall = 5 * time.Second
 func (in *Interpreter) send(msg any) error {
 	watchdog := time.AfterFunc(writeStall, func() {
 		in.log.Warn("sandbox stopped reading its channel; killing it", "stall", writeStall)
-		in.cancel()
-		in.sb.Kill(context.Background())
+		in.abort(context.Background())
 	})
 	defer watchdog.Stop()
 	return in.w.WriteMessage(msg)
@@ -312,10 +311,15 @@ func (in *Interpreter) Ping(ctx context.Context) (time.Duration, error) {
 
 // Kill ends the interpreter and its sandbox now. It is idempotent.
 func (in *Interpreter) Kill(ctx context.Context) error {
-	in.cancel() // ends in-flight RPCs, which frees the read loop
-	err := in.sb.Kill(ctx)
+	err := in.abort(ctx)
 	<-in.dead
 	return err
+}
+
+// abort kills the sandbox without waiting for the read loop to see it end.
+func (in *Interpreter) abort(ctx context.Context) error {
+	in.cancel() // ends in-flight RPCs, which frees the read loop
+	return in.sb.Kill(ctx)
 }
 
 // Close asks the runtime to exit by closing its channel, and kills the

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/sandbox"
 )
 
 // Resources is a count of what a test could leave behind on the host:
@@ -44,7 +46,7 @@ func HostResources(t testing.TB, engines ...[]string) Resources {
 	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "codemode*"))
 	r.TempDirs = tmp
 	for _, argv := range engines {
-		out, err := exec.Command(argv[0], append(argv[1:], "ps", "-a", "-q", "--no-trunc", "--filter", "label=codemode.owner="+owner())...).Output()
+		out, err := exec.Command(argv[0], append(argv[1:], "ps", "-a", "-q", "--no-trunc", "--filter", "label=codemode.owner="+sandbox.OwnerID(self))...).Output()
 		if err != nil {
 			t.Fatalf("listing containers with %s: %v", strings.Join(argv, " "), err)
 		}
@@ -77,19 +79,6 @@ func Children() []string {
 		}
 	}
 	return out
-}
-
-// owner is this process's value of the container backend's owner label
-// (pid and start time; see internal/sandbox/container).
-func owner() string {
-	stat, _ := os.ReadFile("/proc/self/stat")
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+2:]); len(f) > 19 {
-			return strconv.Itoa(os.Getpid()) + "-" + f[19]
-		}
-	}
-	return strconv.Itoa(os.Getpid()) + "-0"
 }
 
 // Mounts are the host's mount points, except those container engines and

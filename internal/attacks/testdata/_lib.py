@@ -179,6 +179,23 @@ def try_open(path, flags, what=None):
     return True
 
 
+def tcp_connect(addr, timeout=2):
+    """Try a TCP connection to (host, port): "connected", "timeout", or the
+    errno of the failure."""
+    fam = socket.AF_INET6 if ":" in addr[0] else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(addr)
+        return "connected"
+    except socket.timeout:
+        return "timeout"
+    except OSError as e:
+        return e.errno
+    finally:
+        s.close()
+
+
 def read_text(path, limit=1 << 16):
     """Content of path, or None with the errno name."""
     try:

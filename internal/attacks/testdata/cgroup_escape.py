@@ -31,13 +31,7 @@ for mp in targets:
             if os.path.exists(p):
                 files.append(p)
 for p in files:
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as e:
-        blocked(ename(e.errno))
-        continue
-    os.close(fd)
-    escaped("opened %s for writing" % p)
+    try_open(p, os.O_WRONLY, "opened %s for writing" % p)
 if not files:
     blocked("no cgroup filesystem visible")
 os.makedirs("/tmp/cg", exist_ok=True)

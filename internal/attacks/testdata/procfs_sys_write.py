@@ -10,11 +10,5 @@ paths = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sy
          "/proc/sysrq-trigger", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/yama/ptrace_scope",
          "/proc/sys/user/max_user_namespaces"]
 for p in paths:
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as e:
-        blocked(ename(e.errno))
-        continue
-    os.close(fd)
-    escaped("opened %s for writing" % p)
+    try_open(p, os.O_WRONLY, "opened %s for writing" % p)
 done()

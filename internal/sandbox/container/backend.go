@@ -99,7 +99,7 @@ func New(opts *Options) *Backend {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	b.owner = ownerID(os.Getpid())
+	b.owner = sandbox.OwnerID(os.Getpid())
 	return b
 }
 
@@ -112,37 +112,6 @@ const (
 	labelOwner   = "codemode.owner"
 	labelSession = "codemode.session"
 )
-
-// ownerID is a process's pid and start time, so a reused pid is not
-// mistaken for a live owner.
-func ownerID(pid int) string {
-	return strconv.Itoa(pid) + "-" + processStart(pid)
-}
-
-func processStart(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "0"
-	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) > 19 {
-		return fields[19] // starttime, in clock ticks since boot
-	}
-	return "0"
-}
-
-func ownerAlive(owner string) bool {
-	pidStr, start, ok := strings.Cut(owner, "-")
-	pid, err := strconv.Atoi(pidStr)
-	if !ok || err != nil || pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	return processStart(pid) == start
-}
 
 // resolve finds the engine and its kind.
 func (b *Backend) resolve(ctx context.Context) (*engine, error) {

@@ -99,7 +99,7 @@ func (b *Backend) sweep(ctx context.Context, e *engine) {
 		return
 	}
 	for name, owner := range found {
-		if owner == b.owner || ownerAlive(owner) {
+		if owner == b.owner || sandbox.OwnerAlive(owner) {
 			continue
 		}
 		if err := e.remove(ctx, name); err != nil {
