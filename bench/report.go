@@ -138,7 +138,7 @@ func backendsMarkdown(rs []*backendResult) string {
 	var b strings.Builder
 	b.WriteString("### 3. Latency and throughput per sandbox backend\n\n")
 	b.WriteString("A go-sdk client drives `codemode serve` over stdio. The downstream server for proxied calls is the test suite's Go MCP server " +
-		"(`internal/upstream/upstreamtest`, tools `echo` and `sleep`), run by codemode for the proxied calls and by a go-sdk client of the harness " +
+		"(`internal/downstream/downstreamtest`, tools `echo` and `sleep`), run by codemode for the proxied calls and by a go-sdk client of the harness " +
 		"for the direct ones. podman and gVisor use podman with runc / runsc, docker the private dockerd of `scripts/testdeps.sh`; the container " +
 		"backends run the Python image that script builds, the native backend the host's `/usr`.\n\n")
 	var rows [][]string

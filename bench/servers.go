@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemode/codemode/internal/upstream/upstreamtest"
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,7 +30,7 @@ func maybeServe() {
 	case "":
 		return
 	case "tools":
-		os.Exit(upstreamtest.Serve("tools", os.Stdin, os.Stdout))
+		os.Exit(downstreamtest.Serve("tools", os.Stdin, os.Stdout))
 	case "synth":
 		n, _ := strconv.Atoi(os.Getenv(envSynthTools))
 		id, _ := strconv.Atoi(os.Getenv(envSynthID))

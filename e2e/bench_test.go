@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode/codemode/internal/upstream/upstreamtest"
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,7 +44,7 @@ func benchServerConfig(b *testing.B) string {
 	self, _ := os.Executable()
 	path := filepath.Join(b.TempDir(), "mcp.json")
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"tools": map[string]any{"command": self, "env": map[string]string{upstreamtest.EnvVar: "tools"}}}})
+		"tools": map[string]any{"command": self, "env": map[string]string{downstreamtest.EnvVar: "tools"}}}})
 	os.WriteFile(path, data, 0o644)
 	return "CODEMODE_CONFIG=" + path
 }
@@ -80,7 +80,7 @@ func BenchmarkProxiedCall(b *testing.B) {
 func BenchmarkDirectCall(b *testing.B) {
 	self, _ := os.Executable()
 	cmd := exec.Command(self)
-	cmd.Env = []string{upstreamtest.EnvVar + "=tools"}
+	cmd.Env = []string{downstreamtest.EnvVar + "=tools"}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/codemode/codemode/internal/testenv"
-	"github.com/codemode/codemode/internal/upstream/upstreamtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +25,7 @@ var codemodeBin string
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as a downstream MCP server for codemode.
-	upstreamtest.MaybeServe()
+	downstreamtest.MaybeServe()
 	dir, err := os.MkdirTemp("", "codemode-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/codemode/codemode/internal/testenv"
-	"github.com/codemode/codemode/internal/upstream/upstreamtest"
 )
 
 // writeConfig writes an mcpServers file and returns the CODEMODE_CONFIG setting for it.
@@ -31,7 +31,7 @@ func testServer(t *testing.T, kind string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]any{"command": self, "env": map[string]string{upstreamtest.EnvVar: kind}}
+	return map[string]any{"command": self, "env": map[string]string{downstreamtest.EnvVar: kind}}
 }
 
 func npmServer(t *testing.T, pkg string, args ...string) map[string]any {

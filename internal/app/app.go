@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/artifacts"
-	"github.com/codemode/codemode/internal/config"
+	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/interpreter"
 	"github.com/codemode/codemode/internal/mcpserver"
@@ -25,10 +25,10 @@ import (
 	"github.com/codemode/codemode/internal/sandbox/container"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/statestore"
 	"github.com/codemode/codemode/internal/tooldocs"
 	"github.com/codemode/codemode/internal/toon"
-	"github.com/codemode/codemode/internal/upstream"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,11 +36,11 @@ import (
 
 // App is a configured codemode.
 type App struct {
-	Settings     config.Settings
+	Settings     settings.Settings
 	Backend      sandbox.Backend
 	Capabilities sandbox.Capabilities
 	Servers      *serverconfig.Result
-	Pool         *upstream.Pool
+	Pool         *downstream.Pool
 	Executor     *executor.Manager
 	Server       *mcpserver.Server
 	Manual       string
@@ -69,7 +69,7 @@ var Version = "dev"
 // New builds an App: it selects and probes the backend and refuses to start
 // when the backend cannot enforce what the settings ask for (unless the
 // settings allow a weaker sandbox).
-func New(ctx context.Context, s config.Settings, in Inputs, log *slog.Logger) (*App, error) {
+func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) (*App, error) {
 	servers, err := LoadServers(ctx, in)
 	if err != nil {
 		return nil, err
@@ -95,11 +95,11 @@ func New(ctx context.Context, s config.Settings, in Inputs, log *slog.Logger) (*
 	limits := Limits(s)
 	catalog := tooldocs.NewCatalog(nil)
 	var px *proxy.Proxy
-	pool := upstream.New(upstream.Options{
+	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
 		OnTools: func(server string, tools []*mcp.Tool) { px.ToolsChanged(server, tools) },
-		Logger:  log.With("component", "upstream"),
+		Logger:  log.With("component", "downstream"),
 	})
 	px = proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Logger: log.With("component", "proxy")})
 	log.Info("MCP servers configured", "count", len(servers.Servers))
@@ -153,7 +153,7 @@ func New(ctx context.Context, s config.Settings, in Inputs, log *slog.Logger) (*
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
 
-func dataDirMode(s config.Settings) string {
+func dataDirMode(s settings.Settings) string {
 	switch {
 	case s.DataDir == "":
 		return ""
@@ -223,7 +223,7 @@ func (a *App) HTTPOptions() (mcpserver.HTTPOptions, error) {
 
 // OAuthOptions is the OAuth resource-server configuration, nil without an
 // issuer.
-func OAuthOptions(s config.Settings) *mcpserver.OAuth {
+func OAuthOptions(s settings.Settings) *mcpserver.OAuth {
 	if s.OAuthIssuer == "" {
 		return nil
 	}
@@ -249,7 +249,7 @@ func (a *App) Close() {
 
 // NewBackend builds the named backend ("native", "podman", "docker",
 // "gvisor") from the settings.
-func NewBackend(name string, s config.Settings, environ []string, log *slog.Logger) sandbox.Backend {
+func NewBackend(name string, s settings.Settings, environ []string, log *slog.Logger) sandbox.Backend {
 	if name == "native" {
 		return linuxns.New(&linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Logger: log})
 	}
@@ -267,7 +267,7 @@ func NewBackend(name string, s config.Settings, environ []string, log *slog.Logg
 // the configured one, or for "auto" the native backend, then podman, then
 // docker. The reference project's MCP_BRIDGE_RUNTIME (podman, docker or a
 // path) picks a container engine when the backend is auto.
-func Candidates(s config.Settings) []string {
+func Candidates(s settings.Settings) []string {
 	switch s.Backend {
 	case "auto":
 		if s.Runtime != "" {
@@ -283,7 +283,7 @@ func Candidates(s config.Settings) []string {
 }
 
 // selectBackend probes the candidates and returns the first that works.
-func selectBackend(ctx context.Context, s config.Settings, environ []string, log *slog.Logger) (sandbox.Backend, sandbox.Capabilities, error) {
+func selectBackend(ctx context.Context, s settings.Settings, environ []string, log *slog.Logger) (sandbox.Backend, sandbox.Capabilities, error) {
 	var errs []error
 	for _, name := range Candidates(s) {
 		b := NewBackend(name, s, environ, log)
@@ -298,18 +298,18 @@ func selectBackend(ctx context.Context, s config.Settings, environ []string, log
 }
 
 // Limits returns the sandbox limits the settings ask for.
-func Limits(s config.Settings) sandbox.Limits {
+func Limits(s settings.Settings) sandbox.Limits {
 	return sandbox.Limits{MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, NoFile: s.NoFile,
 		TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes}
 }
 
 // Required lists the protections the settings ask for.
-func Required(s config.Settings) []string {
+func Required(s settings.Settings) []string {
 	return required(s)
 }
 
 // required lists the protections the settings ask for.
-func required(s config.Settings) []string {
+func required(s settings.Settings) []string {
 	req := []string{
 		sandbox.ProtUser, sandbox.ProtNoCaps, sandbox.ProtNoNewPrivs, sandbox.ProtReadOnlyFS,
 		sandbox.ProtNoNetwork, sandbox.ProtMemoryLimit, sandbox.ProtPIDsLimit, sandbox.ProtHostHidden,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/attacks"
-	"github.com/codemode/codemode/internal/config"
+	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/testenv"
 )
 
@@ -139,7 +139,7 @@ func TestAttacks(t *testing.T) {
 // backendSettings are codemode's default settings pointed at the test
 // setup's backend b, its environment, and the container engines whose
 // containers the leak check counts.
-func backendSettings(t *testing.T, b string) (config.Settings, []string, [][]string) {
+func backendSettings(t *testing.T, b string) (settings.Settings, []string, [][]string) {
 	t.Helper()
 	environ := os.Environ()
 	var engines [][]string
@@ -165,7 +165,7 @@ func backendSettings(t *testing.T, b string) (config.Settings, []string, [][]str
 			environ = append(environ, "DOCKER_HOST="+docker[i+1])
 		}
 	}
-	s, _, err := config.Load(flags, config.EnvFromList(environ, os.Getenv("HOME")))
+	s, _, err := settings.Load(flags, settings.EnvFromList(environ, os.Getenv("HOME")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/app"
-	"github.com/codemode/codemode/internal/config"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/sandbox/seccomp"
+	"github.com/codemode/codemode/internal/settings"
 	"github.com/go-json-experiment/json"
 )
 
@@ -50,7 +50,7 @@ type Options struct {
 	// Settings are codemode's settings; Backend (and Image, Runtime,
 	// OCIRuntime, Rootfs, limits) pick what is attacked. The suite points
 	// StateDir and DataDir at its fixtures.
-	Settings config.Settings
+	Settings settings.Settings
 	Environ  []string // codemode's environment (os.Environ())
 	Attacks  []Attack // default: the whole corpus
 	// Parallel is how many parallel-safe attacks run at once (default 4);
@@ -168,7 +168,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 type runner struct {
 	app      *app.App
 	fx       *fixtures
-	settings config.Settings
+	settings settings.Settings
 	host     string // the HOST = ... prelude
 	logBytes *countingWriter
 	backend  string

@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/app"
-	"github.com/codemode/codemode/internal/config"
+	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/interpreter"
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/obs"
 	"github.com/codemode/codemode/internal/render"
-	"github.com/codemode/codemode/internal/upstream"
+	"github.com/codemode/codemode/internal/settings"
 )
 
 // IO is the process's standard streams and environment.
@@ -127,8 +127,8 @@ func versionString() string {
 // settingsFlags registers one flag per setting and returns a function that
 // reports the flags the user set.
 func settingsFlags(fs *flag.FlagSet) func() map[string]string {
-	for _, name := range config.Names() {
-		fs.String(name, "", config.Doc(name)+" (default "+quoteDefault(config.Default(name))+")")
+	for _, name := range settings.Names() {
+		fs.String(name, "", settings.Doc(name)+" (default "+quoteDefault(settings.Default(name))+")")
 	}
 	return func() map[string]string {
 		set := map[string]string{}
@@ -149,7 +149,7 @@ func quoteDefault(s string) string {
 }
 
 func isSetting(name string) bool {
-	for _, n := range config.Names() {
+	for _, n := range settings.Names() {
 		if n == name {
 			return true
 		}
@@ -157,8 +157,8 @@ func isSetting(name string) bool {
 	return false
 }
 
-func loadSettings(flags map[string]string, sio IO) (config.Settings, []config.Source, error) {
-	return config.Load(flags, config.EnvFromList(sio.Environ, sio.Home))
+func loadSettings(flags map[string]string, sio IO) (settings.Settings, []settings.Source, error) {
+	return settings.Load(flags, settings.EnvFromList(sio.Environ, sio.Home))
 }
 
 func serve(ctx context.Context, args []string, sio IO) error {
@@ -294,7 +294,7 @@ func showConfig(args []string, sio IO) error {
 	if err != nil {
 		return err
 	}
-	sources = config.SortedSources(sources)
+	sources = settings.SortedSources(sources)
 	if *asJSON {
 		return writeJSON(sio.Stdout, sources)
 	}
@@ -323,7 +323,7 @@ func listServers(ctx context.Context, args []string, sio IO) error {
 	}
 	var state func(string) string
 	if *probe {
-		pool := upstream.New(upstream.Options{Servers: res.Servers, StartTimeout: *timeout, BaseEnv: sio.Environ,
+		pool := downstream.New(downstream.Options{Servers: res.Servers, StartTimeout: *timeout, BaseEnv: sio.Environ,
 			AllowSelf: res.AllowSelf, ClientName: "codemode", ClientVersion: app.Version})
 		defer pool.Close()
 		var wg sync.WaitGroup

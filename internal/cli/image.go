@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/codemode/codemode/internal/config"
 	"github.com/codemode/codemode/internal/image"
 	"github.com/codemode/codemode/internal/obs"
+	"github.com/codemode/codemode/internal/settings"
 )
 
 // imageCmd runs "codemode image SUBCOMMAND".
@@ -55,7 +55,7 @@ native backend.
 	packages := fs.String("packages", strings.Join(image.DefaultPackages, ","), "Debian packages to install, comma-separated (python3 is always added)")
 	suite := fs.String("suite", image.DefaultSuite, "Debian suite")
 	mirror := fs.String("mirror", image.DefaultMirror, "Debian mirror")
-	fs.String("state-dir", "", config.Doc("state-dir"))
+	fs.String("state-dir", "", settings.Doc("state-dir"))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

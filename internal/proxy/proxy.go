@@ -1,7 +1,7 @@
 // Package proxy answers the requests sandboxed code makes to reach the
 // user's MCP servers: discovery (discovered_servers, list_servers,
 // describe_server), docs and ranked search over the tool catalogue, and tool
-// calls through the upstream pool. It is the host side of mcp.runtime; the
+// calls through the downstream pool. It is the host side of mcp.runtime; the
 // method names and result shapes follow the reference project (see
 // ../shared/reference/compat.md §4-5).
 package proxy
@@ -17,10 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/interpreter"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/tooldocs"
-	"github.com/codemode/codemode/internal/upstream"
 	"github.com/codemode/codemode/internal/wire"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -30,7 +30,7 @@ import (
 // Options configure a Proxy.
 type Options struct {
 	Servers []serverconfig.Server
-	Pool    *upstream.Pool
+	Pool    *downstream.Pool
 	Catalog *tooldocs.Catalog
 	// IndexTimeout bounds how long a search waits for never-started servers
 	// to start so their tools can be searched too (default 15s).
@@ -174,7 +174,7 @@ func rpcError(err error) *wire.RPCError {
 	if errors.As(err, &ue) {
 		return &wire.RPCError{Kind: ue.kind, Message: ue.msg, Server: ue.server, Tool: ue.tool}
 	}
-	var ue2 *upstream.Error
+	var ue2 *downstream.Error
 	if errors.As(err, &ue2) {
 		return &wire.RPCError{Kind: ue2.Kind, Message: ue2.Error(), Server: ue2.Server, Tool: ue2.Tool}
 	}

@@ -7,28 +7,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode/codemode/internal/downstream"
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/tooldocs"
-	"github.com/codemode/codemode/internal/upstream"
-	"github.com/codemode/codemode/internal/upstream/upstreamtest"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMain(m *testing.M) {
-	upstreamtest.MaybeServe()
+	downstreamtest.MaybeServe()
 	os.Exit(m.Run())
 }
 
 func toolsServer(t *testing.T) serverconfig.Server {
 	self, _ := os.Executable()
 	return serverconfig.Server{Name: "my-tools", Description: "test tools", Transport: serverconfig.TransportStdio,
-		Command: self, Env: map[string]string{upstreamtest.EnvVar: "tools"}}
+		Command: self, Env: map[string]string{downstreamtest.EnvVar: "tools"}}
 }
 
 func newProxy(t *testing.T, cacheDir string, servers ...serverconfig.Server) *Proxy {
 	var px *Proxy
-	pool := upstream.New(upstream.Options{Servers: servers, BaseEnv: []string{"PATH=" + os.Getenv("PATH")},
+	pool := downstream.New(downstream.Options{Servers: servers, BaseEnv: []string{"PATH=" + os.Getenv("PATH")},
 		OnTools: func(s string, tools []*mcp.Tool) { px.ToolsChanged(s, tools) }})
 	t.Cleanup(pool.Close)
 	px = New(Options{Servers: servers, Pool: pool, Catalog: tooldocs.NewCatalog(nil), CacheDir: cacheDir})

@@ -1,9 +1,9 @@
-// Package upstreamtest provides MCP servers for tests, including misbehaving
+// Package downstreamtest provides MCP servers for tests, including misbehaving
 // ones that no npm server can imitate: a crash in the middle of a call, a
 // server that never answers initialize, one that writes garbage, one that
 // returns 10 MB. Test binaries run them from TestMain (see MaybeServe), so
 // a test can configure its own binary as a downstream server.
-package upstreamtest
+package downstreamtest
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 )
 
 // EnvVar selects the server kind a test binary should run instead of tests.
-const EnvVar = "CODEMODE_TEST_UPSTREAM"
+const EnvVar = "CODEMODE_TEST_DOWNSTREAM"
 
 // MaybeServe runs the server named by EnvVar and exits, if it is set.
 func MaybeServe() {

@@ -1,4 +1,4 @@
-package upstream
+package downstream
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/testenv"
-	"github.com/codemode/codemode/internal/upstream/upstreamtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMain(m *testing.M) {
-	upstreamtest.MaybeServe()
+	downstreamtest.MaybeServe()
 	os.Exit(m.Run())
 }
 
@@ -28,7 +28,7 @@ func testServer(t *testing.T, name, kind string, env ...string) serverconfig.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := map[string]string{upstreamtest.EnvVar: kind}
+	e := map[string]string{downstreamtest.EnvVar: kind}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		e[k] = v
@@ -266,5 +266,5 @@ func TestRealServerEverything(t *testing.T) {
 
 func benchServer(b *testing.B) serverconfig.Server {
 	self, _ := os.Executable()
-	return serverconfig.Server{Name: "tools", Transport: serverconfig.TransportStdio, Command: self, Env: map[string]string{upstreamtest.EnvVar: "tools"}}
+	return serverconfig.Server{Name: "tools", Transport: serverconfig.TransportStdio, Command: self, Env: map[string]string{downstreamtest.EnvVar: "tools"}}
 }

@@ -1,4 +1,4 @@
-// Package upstream is the pool of clients for the user's MCP servers (the
+// Package downstream is the pool of clients for the user's MCP servers (the
 // "downstream" servers sandboxed code calls). Each configured server gets one
 // persistent session, started lazily on first use (single-flight: concurrent
 // first uses start one process), with timeouts on start, initialize,
@@ -8,7 +8,7 @@
 // environment plus their configured env, their stderr goes to the log, and
 // shutdown closes stdin, then sends SIGTERM, then SIGKILL to the process
 // group, each step bounded.
-package upstream
+package downstream
 
 import (
 	"context"
@@ -54,7 +54,7 @@ type Options struct {
 var (
 	ErrUnknownServer = errors.New("unknown MCP server")
 	ErrSelfServer    = errors.New("server is codemode itself")
-	ErrClosed        = errors.New("upstream pool is closed")
+	ErrClosed        = errors.New("downstream pool is closed")
 )
 
 // Error is a failure of one server or call, safe to show to sandboxed code.

@@ -1,4 +1,4 @@
-// Package config owns codemode's settings: every knob is declared once in a
+// Package settings owns codemode's settings: every knob is declared once in a
 // registry with its flag, its environment variables (CODEMODE_* and, for
 // compatibility with the reference project, MCP_BRIDGE_*), its default and
 // its parser, so `codemode config` can show each effective value and where it
@@ -8,7 +8,7 @@
 // This package and serverconfig are the only ones that look at environment
 // variables; both take them injected (Env) so tests never read the real
 // environment.
-package config
+package settings
 
 import (
 	"errors"
