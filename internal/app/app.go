@@ -18,7 +18,7 @@ import (
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
-	"github.com/codemode/codemode/internal/interpreter"
+	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/proxy"
 	"github.com/codemode/codemode/internal/sandbox"
@@ -127,20 +127,20 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		mounts = append(mounts, sandbox.Mount{Source: s.DataDir, Target: "/workspace/data", Writable: s.DataWritable})
 	}
+	mux := hostrpc.NewMux()
 	exec := executor.New(executor.Options{
 		Backend: backend, Limits: limits, Python: s.Python,
 		DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
 		MaxClientSessions: s.MaxClientSessions, Spares: s.Spares,
 		BootConfig: jsontext.Value(boot), Logger: log,
-		RPC:       func(owner, session string) interpreter.RPCHandler { return px.Handler() },
+		Router:    mux,
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
 		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
-		State:  statestore.New(statestore.Options{Dir: s.StateDir}),
-		TOON:   encodeTOON,
 	})
+	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}))
 	mode := s.OutputMode
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
@@ -152,6 +152,23 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 }
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
+
+// route fills mux with every handler for what sandboxed code asks of the
+// host. mws wrap each nested tool call after the proxy resolved it.
+func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, mws ...hostrpc.ToolMiddleware) {
+	px.Register(mux, mws...)
+	exec.Register(mux)
+	state.Register(mux)
+	mux.Handle(hostrpc.ToTOON, func(_ context.Context, req *hostrpc.Request) (any, error) {
+		var p struct {
+			Value jsontext.Value `json:"value"`
+		}
+		if err := hostrpc.Decode(req, &p); err != nil {
+			return nil, err
+		}
+		return encodeTOON(p.Value)
+	})
+}
 
 func dataDirMode(s settings.Settings) string {
 	switch {

@@ -21,7 +21,6 @@ import (
 	"github.com/codemode/codemode/internal/interpreter"
 	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/sandbox"
-	"github.com/codemode/codemode/internal/statestore"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -42,8 +41,8 @@ type Options struct {
 	OutputLimit       int
 	// BootConfig is handed to every new interpreter's runtime.
 	BootConfig jsontext.Value
-	// RPC returns the handler for RPCs from a session's code (nil: none).
-	RPC func(owner, session string) interpreter.RPCHandler
+	// Router answers requests from a session's code (nil: none).
+	Router Router
 	// Preload starts the MCP servers a call names in `servers`.
 	Preload func(ctx context.Context, servers []string) error
 	// Loaded lists the MCP servers currently running (LOADED_MCP_SERVERS).
@@ -54,10 +53,6 @@ type Options struct {
 	SpoolLimit int
 	// Images bounds images returned by code.
 	Images artifacts.Budget
-	// State keeps memory and saved tools (nil: disabled).
-	State *statestore.Store
-	// TOON encodes JSON as TOON for runtime.to_toon.
-	TOON func(jsonData []byte) (string, error)
 	// Spares is how many interpreters are kept started ahead of need.
 	Spares int
 	Logger *slog.Logger
@@ -477,10 +472,6 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 // newInterpreter starts a sandboxed interpreter; RPCs of its code go to
 // whatever session bound points at.
 func (m *Manager) newInterpreter(ctx context.Context, label string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
-	var rpc interpreter.RPCHandler
-	if m.opts.RPC != nil {
-		rpc = m.opts.RPC("", "")
-	}
 	id := newID()
 	bound := new(atomic.Pointer[session])
 	in, err := interpreter.Start(ctx, interpreter.Options{
@@ -493,7 +484,7 @@ func (m *Manager) newInterpreter(ctx context.Context, label string) (*interprete
 		},
 		Python: m.opts.Python,
 		Config: m.opts.BootConfig,
-		RPC:    m.sessionRPC(bound, id, rpc),
+		RPC:    m.route(bound, id),
 		Logger: m.log,
 	})
 	return in, bound, err

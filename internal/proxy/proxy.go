@@ -18,10 +18,9 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/downstream"
-	"github.com/codemode/codemode/internal/interpreter"
+	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/tooldocs"
-	"github.com/codemode/codemode/internal/wire"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +40,7 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Proxy dispatches sandbox RPCs.
+// Proxy answers the MCP requests of sandboxed code.
 type Proxy struct {
 	opts    Options
 	log     *slog.Logger
@@ -49,6 +48,9 @@ type Proxy struct {
 	cache   *toolCache
 
 	indexMu sync.Mutex // one catalogue warm-up at a time
+
+	// call is the tool-call chain Register builds (middleware, then the pool).
+	call hostrpc.ToolCaller
 }
 
 // New returns a Proxy and registers every configured server in the catalogue.
@@ -57,6 +59,7 @@ func New(opts Options) *Proxy {
 		opts.IndexTimeout = 15 * time.Second
 	}
 	p := &Proxy{opts: opts, log: opts.Logger, servers: map[string]serverconfig.Server{}, cache: openToolCache(opts.CacheDir)}
+	p.call = p.poolCall
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -126,7 +129,7 @@ func (p *Proxy) Preload(ctx context.Context, names []string) error {
 	for _, n := range names {
 		if _, ok := p.opts.Catalog.Server(n); !ok {
 			// The reference's wording; prompts may look for it.
-			return &userError{kind: "unknown_server", server: n, msg: "Unknown MCP server: " + n}
+			return &hostrpc.Error{Kind: "unknown_server", Server: n, Message: "Unknown MCP server: " + n}
 		}
 	}
 	errs := make([]error, len(names))
@@ -146,37 +149,91 @@ func (p *Proxy) Preload(ctx context.Context, names []string) error {
 // Loaded lists the servers with a live session.
 func (p *Proxy) Loaded() []string { return p.opts.Pool.Running() }
 
-// Handler returns the RPC handler for one session's code.
-func (p *Proxy) Handler() interpreter.RPCHandler {
-	return func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, *wire.RPCError) {
-		res, err := p.dispatch(ctx, method, params)
+// Register adds the proxy's handlers to mux: discovery, docs, search and
+// tool calls. Tool calls pass mws (policy, audit, tracing) after resolution
+// and before the pool.
+func (p *Proxy) Register(mux *hostrpc.Mux, mws ...hostrpc.ToolMiddleware) {
+	p.call = hostrpc.Chain(p.poolCall, mws...)
+	mux.Handle(hostrpc.ListServers, func(context.Context, *hostrpc.Request) (any, error) { return orEmpty(p.Loaded()), nil })
+	mux.Handle(hostrpc.DescribeServer, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
+		info, err := p.serverWithTools(ctx, a.Server)
 		if err != nil {
-			return nil, rpcError(err)
+			return nil, err
 		}
-		data, merr := jsonv2.Marshal(res, jsonv2.Deterministic(true))
-		if merr != nil {
-			return nil, &wire.RPCError{Kind: "internal", Message: "encoding result: " + merr.Error()}
+		return p.describe(info), nil
+	}))
+	mux.Handle(hostrpc.ListLoadedServerMetadata, func(context.Context, *hostrpc.Request) (any, error) {
+		out := []description{}
+		for _, name := range p.Loaded() {
+			if info, ok := p.opts.Catalog.Server(name); ok && info.ToolsKnown {
+				out = append(out, p.describe(info))
+			}
 		}
-		return data, nil
+		return out, nil
+	})
+	mux.Handle(hostrpc.ListTools, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
+		info, err := p.server(a.Server)
+		if err != nil {
+			return nil, err
+		}
+		tools, err := p.opts.Pool.RefreshTools(ctx, info.Name)
+		if err != nil {
+			return nil, err
+		}
+		return orEmpty(tools), nil
+	}))
+	mux.Handle(hostrpc.ListToolsCached, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
+		info, err := p.serverWithTools(ctx, a.Server)
+		if err != nil {
+			return nil, err
+		}
+		return p.describe(info).Tools, nil
+	}))
+	mux.Handle(hostrpc.QueryToolDocs, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
+		if _, err := p.serverWithTools(ctx, a.Server); err != nil {
+			return nil, err
+		}
+		return p.opts.Catalog.Query(a.Server, a.Tool, a.Detail)
+	}))
+	mux.Handle(hostrpc.SearchToolDocs, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
+		if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
+			return nil, hostrpc.Errorf(hostrpc.KindInvalid, "Missing 'query' value")
+		}
+		limit := tooldocs.DefaultSearchLimit
+		if a.Limit != nil {
+			limit = *a.Limit
+		}
+		p.indexAll(ctx)
+		return p.opts.Catalog.Search(*a.Query, limit, a.Detail), nil
+	}))
+	mux.Handle(hostrpc.CallTool, p.params(p.callTool))
+}
+
+// params decodes the proxy's request parameters before h runs.
+func (p *Proxy) params(h func(context.Context, *hostrpc.Request, rpcParams) (any, error)) hostrpc.Handler {
+	return func(ctx context.Context, req *hostrpc.Request) (any, error) {
+		var a rpcParams
+		if err := hostrpc.Decode(req, &a); err != nil {
+			return nil, err
+		}
+		res, err := h(ctx, req, a)
+		return res, toRPCError(err)
 	}
 }
 
-// userError is an error whose message is meant for sandboxed code as is.
-type userError struct {
-	kind, msg    string
-	server, tool string
-}
-
-func (e *userError) Error() string { return e.msg }
-
-func rpcError(err error) *wire.RPCError {
-	var ue *userError
-	if errors.As(err, &ue) {
-		return &wire.RPCError{Kind: ue.kind, Message: ue.msg, Server: ue.server, Tool: ue.tool}
+// toRPCError gives the pool's and the catalogue's errors the kind the
+// runtime raises.
+func toRPCError(err error) error {
+	if err == nil {
+		return nil
 	}
-	var ue2 *downstream.Error
-	if errors.As(err, &ue2) {
-		return &wire.RPCError{Kind: ue2.Kind, Message: ue2.Error(), Server: ue2.Server, Tool: ue2.Tool}
+	var he *hostrpc.Error
+	if errors.As(err, &he) {
+		return he
+	}
+	var de *downstream.Error
+	if errors.As(err, &de) {
+		return &hostrpc.Error{Kind: de.Kind, Message: de.Error(), Server: de.Server, Tool: de.Tool}
 	}
 	var nf *tooldocs.NotFoundError
 	if errors.As(err, &nf) {
@@ -184,9 +241,9 @@ func rpcError(err error) *wire.RPCError {
 		if nf.Kind == tooldocs.ToolNotFound {
 			kind = "unknown_tool"
 		}
-		return &wire.RPCError{Kind: kind, Message: nf.Error(), Server: nf.Server, Tool: nf.Tool}
+		return &hostrpc.Error{Kind: kind, Message: nf.Error(), Server: nf.Server, Tool: nf.Tool}
 	}
-	return &wire.RPCError{Kind: "error", Message: err.Error()}
+	return err
 }
 
 type rpcParams struct {
@@ -199,69 +256,6 @@ type rpcParams struct {
 	Positional []jsontext.Value `json:"positional"`
 }
 
-func (p *Proxy) dispatch(ctx context.Context, method string, raw jsontext.Value) (any, error) {
-	var a rpcParams
-	if len(raw) > 0 {
-		if err := jsonv2.Unmarshal(raw, &a, jsonv2.RejectUnknownMembers(true)); err != nil {
-			return nil, &userError{kind: "invalid", msg: "invalid parameters for " + method + ": " + err.Error()}
-		}
-	}
-	switch method {
-	case "discovered_servers":
-		return p.Briefs(), nil
-	case "list_servers":
-		return orEmpty(p.Loaded()), nil
-	case "describe_server":
-		info, err := p.serverWithTools(ctx, a.Server)
-		if err != nil {
-			return nil, err
-		}
-		return p.describe(info), nil
-	case "list_loaded_server_metadata":
-		out := []description{}
-		for _, name := range p.Loaded() {
-			if info, ok := p.opts.Catalog.Server(name); ok && info.ToolsKnown {
-				out = append(out, p.describe(info))
-			}
-		}
-		return out, nil
-	case "list_tools":
-		info, err := p.server(a.Server)
-		if err != nil {
-			return nil, err
-		}
-		tools, err := p.opts.Pool.RefreshTools(ctx, info.Name)
-		if err != nil {
-			return nil, err
-		}
-		return orEmpty(tools), nil
-	case "list_tools_cached":
-		info, err := p.serverWithTools(ctx, a.Server)
-		if err != nil {
-			return nil, err
-		}
-		return p.describe(info).Tools, nil
-	case "query_tool_docs":
-		if _, err := p.serverWithTools(ctx, a.Server); err != nil {
-			return nil, err
-		}
-		return p.opts.Catalog.Query(a.Server, a.Tool, a.Detail)
-	case "search_tool_docs":
-		if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
-			return nil, &userError{kind: "invalid", msg: "Missing 'query' value"}
-		}
-		limit := tooldocs.DefaultSearchLimit
-		if a.Limit != nil {
-			limit = *a.Limit
-		}
-		p.indexAll(ctx)
-		return p.opts.Catalog.Search(*a.Query, limit, a.Detail), nil
-	case "call_tool":
-		return p.callTool(ctx, a)
-	}
-	return nil, &userError{kind: "invalid", msg: "Unknown RPC type: " + method}
-}
-
 func orEmpty[T any](s []T) []T {
 	if s == nil {
 		return []T{}
@@ -272,11 +266,11 @@ func orEmpty[T any](s []T) []T {
 // server resolves a server by name or alias.
 func (p *Proxy) server(name *string) (tooldocs.ServerInfo, error) {
 	if name == nil {
-		return tooldocs.ServerInfo{}, &userError{kind: "invalid", msg: "a server name is required"}
+		return tooldocs.ServerInfo{}, &hostrpc.Error{Kind: "invalid", Message: "a server name is required"}
 	}
 	info, ok := p.opts.Catalog.Server(*name)
 	if !ok {
-		return info, &userError{kind: "unknown_server", msg: fmt.Sprintf("Unknown MCP server: %s (configured: %s)", *name, strings.Join(p.names(), ", ")), server: *name}
+		return info, &hostrpc.Error{Kind: "unknown_server", Message: fmt.Sprintf("Unknown MCP server: %s (configured: %s)", *name, strings.Join(p.names(), ", ")), Server: *name}
 	}
 	return info, nil
 }
@@ -373,9 +367,9 @@ func (p *Proxy) indexAll(ctx context.Context) {
 	wg.Wait()
 }
 
-func (p *Proxy) callTool(ctx context.Context, a rpcParams) (any, error) {
+func (p *Proxy) callTool(ctx context.Context, req *hostrpc.Request, a rpcParams) (any, error) {
 	if a.Tool == nil || *a.Tool == "" {
-		return nil, &userError{kind: "invalid", msg: "Missing tool name"}
+		return nil, &hostrpc.Error{Kind: "invalid", Message: "Missing tool name"}
 	}
 	info, err := p.serverWithTools(ctx, a.Server)
 	if err != nil {
@@ -385,15 +379,15 @@ func (p *Proxy) callTool(ctx context.Context, a rpcParams) (any, error) {
 	if err != nil {
 		var nf *tooldocs.NotFoundError
 		if errors.As(err, &nf) {
-			return nil, &userError{kind: "unknown_tool", server: info.Name, tool: *a.Tool,
-				msg: fmt.Sprintf("Tool %q not found for server %s; its tools: %s", *a.Tool, info.Name, toolNames(info))}
+			return nil, &hostrpc.Error{Kind: "unknown_tool", Server: info.Name, Tool: *a.Tool,
+				Message: fmt.Sprintf("Tool %q not found for server %s; its tools: %s", *a.Tool, info.Name, toolNames(info))}
 		}
 		return nil, err
 	}
 	args := map[string]jsontext.Value{}
 	if len(a.Arguments) > 0 && string(a.Arguments) != "null" {
 		if err := jsonv2.Unmarshal(a.Arguments, &args); err != nil {
-			return nil, &userError{kind: "invalid", msg: "Arguments must be an object", server: info.Name, tool: tool.Name}
+			return nil, &hostrpc.Error{Kind: "invalid", Message: "Arguments must be an object", Server: info.Name, Tool: tool.Name}
 		}
 	}
 	if len(a.Positional) > 0 {
@@ -401,11 +395,13 @@ func (p *Proxy) callTool(ctx context.Context, a rpcParams) (any, error) {
 			return nil, err
 		}
 	}
-	res, err := p.opts.Pool.CallTool(ctx, info.Name, tool.Name, args)
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return p.call(ctx, &hostrpc.ToolCall{Caller: req.Caller, Server: info.Name, Tool: tool.Name, Arguments: args,
+		Annotations: jsontext.Value(tool.Annotations)})
+}
+
+// poolCall is the end of the tool-call chain: the call goes downstream.
+func (p *Proxy) poolCall(ctx context.Context, c *hostrpc.ToolCall) (any, error) {
+	return p.opts.Pool.CallTool(ctx, c.Server, c.Tool, c.Arguments)
 }
 
 func toolNames(info tooldocs.ServerInfo) string {
@@ -440,8 +436,8 @@ func bindPositional(server string, tool tooldocs.ToolInfo, pos []jsontext.Value,
 		target = params[0]
 	}
 	typeErr := func(why string) error {
-		return &userError{kind: "type_error", server: server, tool: tool.Name,
-			msg: fmt.Sprintf("%s() %s; call it with keyword arguments: %s (required: %s)", tool.Alias, why,
+		return &hostrpc.Error{Kind: "type_error", Server: server, Tool: tool.Name,
+			Message: fmt.Sprintf("%s() %s; call it with keyword arguments: %s (required: %s)", tool.Alias, why,
 				strings.Join(orNone(params), ", "), strings.Join(orNone(schema.Required), ", "))}
 	}
 	if target == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/downstream/downstreamtest"
+	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/tooldocs"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,10 +36,12 @@ func newProxy(t *testing.T, cacheDir string, servers ...serverconfig.Server) *Pr
 	return px
 }
 
-func call(t *testing.T, px *Proxy, method string, params any) (string, string) {
+func call(t *testing.T, px *Proxy, method string, params any, mws ...hostrpc.ToolMiddleware) (string, string) {
 	t.Helper()
 	raw, _ := json.Marshal(params)
-	res, rerr := px.Handler()(context.Background(), method, jsontext.Value(raw))
+	mux := hostrpc.NewMux()
+	px.Register(mux, mws...)
+	res, rerr := mux.Serve(context.Background(), &hostrpc.Request{Method: method, Params: jsontext.Value(raw)})
 	if rerr != nil {
 		return "", rerr.Kind + ": " + rerr.Message
 	}
@@ -52,7 +55,6 @@ func TestDispatch(t *testing.T) {
 		params     map[string]any
 		want, werr string
 	}{
-		{"discovered_servers", nil, `[{"name":"my-tools","alias":"my_tools","description":"test tools"}]`, ""},
 		{"list_servers", nil, `[]`, ""},
 		{"call_tool", map[string]any{"server": "my_tools", "tool": "echo", "arguments": map[string]any{"message": "hi"}}, `"text":"echo: hi"`, ""},
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "positional": []any{"pos"}}, `"text":"echo: pos"`, ""},
@@ -107,5 +109,34 @@ func TestToolCacheSurvivesRestart(t *testing.T) {
 	changed.Args = []string{"-x"}
 	if _, ok := openToolCache(dir).get(changed); ok {
 		t.Fatal("cache entry used for a different command line")
+	}
+}
+
+// TestToolMiddleware checks that every tool call reaches the middleware
+// resolved (real names, positional arguments bound, annotations) and that a
+// middleware refusing the call keeps it from the server.
+func TestToolMiddleware(t *testing.T) {
+	px := newProxy(t, "", toolsServer(t))
+	var seen []hostrpc.ToolCall
+	record := func(next hostrpc.ToolCaller) hostrpc.ToolCaller {
+		return func(ctx context.Context, c *hostrpc.ToolCall) (any, error) {
+			seen = append(seen, *c)
+			if c.Tool == "fail" {
+				return nil, &hostrpc.Error{Kind: "denied", Message: "no failing today", Server: c.Server, Tool: c.Tool}
+			}
+			return next(ctx, c)
+		}
+	}
+	if got, gerr := call(t, px, "call_tool", map[string]any{"server": "my_tools", "tool": "echo", "positional": []any{"pos"}}, record); gerr != "" || !strings.Contains(got, "echo: pos") {
+		t.Fatalf("echo through the middleware: %q %q", got, gerr)
+	}
+	if _, gerr := call(t, px, "call_tool", map[string]any{"server": "my-tools", "tool": "fail"}, record); gerr != "denied: no failing today" {
+		t.Fatalf("refused call: error %q", gerr)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("middleware saw %d calls, want 2", len(seen))
+	}
+	if c := seen[0]; c.Server != "my-tools" || c.Tool != "echo" || string(c.Arguments["message"]) != `"pos"` {
+		t.Errorf("resolved call = %+v, want server my-tools, tool echo, message \"pos\"", c)
 	}
 }
