@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TESTDEPS="$ROOT/.cache/testdeps"
 # gVisor is built from the Go module proxy, pinned: the proxy serves only
 # pseudo-versions of the go branch, and newer snapshots may need sidecar
-# binaries (see shared research, sandboxes.md section 5).
+# binaries.
 RUNSC_VERSION=v0.0.0-20260905035102-160fafc42237
 TEST_IMAGE=localhost/codemode-python:test
 # Podman on this machine class: crun fails on hybrid cgroups, so runc,

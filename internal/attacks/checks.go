@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/codemode/codemode/internal/render"
+	"github.com/codemode/codemode/internal/executor"
 )
 
 // Host-side checks, named in an attack's "check" header:
@@ -148,7 +148,7 @@ func survivors(ns string, d time.Duration) []string {
 }
 
 // check applies the attack's host-side checks.
-func (r *runner) check(a Attack, res *render.Result, dur time.Duration, o *observation, j *judge) {
+func (r *runner) check(a Attack, res *executor.Result, dur time.Duration, o *observation, j *judge) {
 	s := r.settings
 	bound := a.Timeout + s.InterruptGrace + timeoutSlack
 	for _, c := range a.Checks {
@@ -173,7 +173,7 @@ func (r *runner) check(a Attack, res *render.Result, dur time.Duration, o *obser
 			}
 		case "timeout":
 			switch {
-			case res.Status != render.StatusTimeout:
+			case res.Status != executor.StatusTimeout:
 				j.escaped("the call ended as %s, not as a timeout", res.Status)
 			case dur > bound:
 				j.escaped("the timeout took %s to stop the code (bound %s)", dur.Round(time.Millisecond), bound)
@@ -219,7 +219,7 @@ func (r *runner) check(a Attack, res *render.Result, dur time.Duration, o *obser
 			}
 		case "exit":
 			want, _ := strconv.Atoi(val)
-			if res.ExitCode == nil || *res.ExitCode != want || res.Status == render.StatusSuccess {
+			if res.ExitCode == nil || *res.ExitCode != want || res.Status == executor.StatusSuccess {
 				got := "none"
 				if res.ExitCode != nil {
 					got = strconv.Itoa(*res.ExitCode)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/codemode/codemode/internal/app"
 	"github.com/codemode/codemode/internal/executor"
-	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/sandbox/seccomp"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/go-json-experiment/json"
@@ -126,7 +125,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	}
 	victimSecret := fx.secret("another session's files and memory")
 	if res := a.Executor.Run(ctx, executor.Request{Owner: "victim", Principal: "victim", Code: fx.victimSetup(victimSecret),
-		Timeout: 60 * time.Second}); res.Status != render.StatusSuccess {
+		Timeout: 60 * time.Second}); res.Status != executor.StatusSuccess {
 		return nil, fmt.Errorf("attacks: setting up the victim session: %s: %s %s", res.Status, res.Error, lines(res.Stderr))
 	}
 	defer a.Executor.CloseOwner("victim")
@@ -241,7 +240,7 @@ func (r *runner) attack(ctx context.Context, a Attack) Result {
 
 	// Whatever the attack did, codemode must go on serving this client.
 	next := r.app.Executor.Run(ctx, executor.Request{Owner: owner, Principal: principal, Code: "print('alive')", Timeout: 30 * time.Second})
-	if next.Status != render.StatusSuccess || !strings.Contains(lines(next.Stdout), "alive") {
+	if next.Status != executor.StatusSuccess || !strings.Contains(lines(next.Stdout), "alive") {
 		j.escaped("codemode could not run the next call (%s: %s)", next.Status, next.Error)
 	}
 	if a.Need("victim") {
@@ -269,7 +268,7 @@ func (r *runner) checkVictim(ctx context.Context, j *judge) {
 	res := r.app.Executor.Run(ctx, executor.Request{Owner: "victim", Principal: "victim", Code: r.fx.checkVictim(), Timeout: 30 * time.Second})
 	out := lines(res.Stdout)
 	switch {
-	case res.Status != render.StatusSuccess:
+	case res.Status != executor.StatusSuccess:
 		j.fail("the victim session could not be checked: %s %s", res.Error, lines(res.Stderr))
 	case !strings.Contains(out, "memory True"):
 		j.escaped("the victim client's memory was changed")
@@ -301,7 +300,7 @@ func (j *judge) fail(format string, args ...any) {
 }
 
 // program reads the program's VERDICT line.
-func (j *judge) program(res *render.Result) {
+func (j *judge) program(res *executor.Result) {
 	out := lines(res.Stdout)
 	verdict := ""
 	for _, l := range strings.Split(out, "\n") {
@@ -317,7 +316,7 @@ func (j *judge) program(res *render.Result) {
 		j.blocked("%s", strings.TrimPrefix(verdict, "blocked "))
 	case j.attack.Has("died-ok") && res.StateLost: // the executor marks every sandbox death
 		j.blocked("the host ended the sandbox (%s)", firstLine(res.Error))
-	case j.attack.Has("timeout") && res.Status == render.StatusTimeout:
+	case j.attack.Has("timeout") && res.Status == executor.StatusTimeout:
 		// judged by the timeout check
 	case verdict != "":
 		j.fail("%s", verdict)
@@ -339,7 +338,7 @@ func (j *judge) verdict() (Verdict, string) {
 }
 
 // lines is the kept text of an output (head and tail).
-func lines(o render.Output) string {
+func lines(o executor.Output) string {
 	return strings.Join(o.Lines(), "\n")
 }
 
@@ -375,9 +374,9 @@ func (c *countingWriter) count() int64 {
 }
 
 // allText is everything a result hands back to the model.
-func allText(res *render.Result) []byte {
+func allText(res *executor.Result) []byte {
 	var b bytes.Buffer
-	for _, o := range []render.Output{res.Stdout, res.Stderr} {
+	for _, o := range []executor.Output{res.Stdout, res.Stderr} {
 		b.Write(o.Head)
 		b.Write(o.Tail)
 	}

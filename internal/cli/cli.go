@@ -22,7 +22,6 @@ import (
 	"github.com/codemode/codemode/internal/interpreter"
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/obs"
-	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/settings"
 )
 
@@ -266,9 +265,9 @@ func runCode(ctx context.Context, args []string, sio IO) (int, error) {
 		fmt.Fprintf(sio.Stderr, "codemode run: the code published %s (%d bytes; MCP clients can read it while the session lives)\n", f.Name, f.Size)
 	}
 	switch res.Status {
-	case render.StatusSuccess:
+	case executor.StatusSuccess:
 		return 0, nil
-	case render.StatusTimeout:
+	case executor.StatusTimeout:
 		fmt.Fprintf(sio.Stderr, "codemode run: %s\n", res.Error)
 		return 124, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/interpreter"
-	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -17,18 +16,18 @@ import (
 // callState collects what one running call produces besides output.
 type callState struct {
 	mu       sync.Mutex
-	images   []render.Image
-	files    []render.File
+	images   []artifacts.Image
+	files    []File
 	progress func(ProgressUpdate)
 }
 
-func (c *callState) addImage(img render.Image) {
+func (c *callState) addImage(img artifacts.Image) {
 	c.mu.Lock()
 	c.images = append(c.images, img)
 	c.mu.Unlock()
 }
 
-func (c *callState) addFile(f render.File) {
+func (c *callState) addFile(f File) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, old := range c.files {
@@ -111,8 +110,8 @@ func (m *Manager) artifact(ctx context.Context, req *hostrpc.Request) (any, erro
 		if err != nil {
 			return nil, hostrpc.Errorf(hostrpc.KindInvalid, "show_image: %v", err)
 		}
-		call.addImage(render.Image{MIMEType: img.MIMEType, Width: img.Width, Height: img.Height, Bytes: img.Bytes,
-			Downscaled: img.Downscaled, Name: p.Name, Data: img.Data})
+		img.Name = p.Name
+		call.addImage(img)
 		return map[string]any{"width": img.Width, "height": img.Height}, nil
 	case "file":
 		if m.opts.Artifacts == nil {
@@ -122,7 +121,7 @@ func (m *Manager) artifact(ctx context.Context, req *hostrpc.Request) (any, erro
 		if err != nil {
 			return nil, hostrpc.Errorf(hostrpc.KindInvalid, "publish: %v", err)
 		}
-		call.addFile(render.File{URI: f.URI, Name: p.Name, MIMEType: f.MIMEType, Size: f.Size})
+		call.addFile(File{URI: f.URI, Name: p.Name, MIMEType: f.MIMEType, Size: f.Size})
 		return map[string]any{"uri": f.URI}, nil
 	}
 	return nil, hostrpc.Errorf(hostrpc.KindInvalid, "unknown artifact kind %q", p.Kind)

@@ -1,7 +1,5 @@
 package executor
 
-import "github.com/codemode/codemode/internal/render"
-
 // capture keeps a stream's first and last bytes within a limit: the start of
 // output explains what ran, the end usually holds the error. When spool is
 // set it also keeps everything up to spool bytes, so output cut from the
@@ -39,15 +37,15 @@ func (c *capture) write(p []byte) {
 	}
 }
 
-func (c *capture) output() render.Output {
+func (c *capture) output() Output {
 	tail := c.tail
 	if len(tail) > c.tailLimit {
 		tail = tail[len(tail)-c.tailLimit:]
 	}
 	if c.total == int64(len(c.head)+len(tail)) {
-		return render.Output{Head: append(append([]byte(nil), c.head...), tail...), Total: c.total}
+		return Output{Head: append(append([]byte(nil), c.head...), tail...), Total: c.total}
 	}
-	return render.Output{Head: c.head, Tail: tail, Total: c.total}
+	return Output{Head: c.head, Tail: tail, Total: c.total}
 }
 
 // spilled returns the full output when the result had to cut it, and

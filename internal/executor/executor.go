@@ -1,7 +1,7 @@
 // Package executor runs run_python calls: it owns the sessions (one
 // persistent interpreter each, keyed by MCP connection and session name),
 // their cap and idle expiry, the order of calls within a session, timeouts
-// that really stop code, and output limits. It returns render.Results.
+// that really stop code, and output limits. It returns Results.
 package executor
 
 import (
@@ -19,7 +19,6 @@ import (
 
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/interpreter"
-	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
@@ -170,7 +169,7 @@ func New(opts Options) *Manager {
 
 // Run executes one call and returns its result. Errors about the request
 // itself come back as results too; Run never returns a nil result.
-func (m *Manager) Run(ctx context.Context, req Request) *render.Result {
+func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	name := req.Session
 	if name == "" {
 		name = DefaultSession
@@ -180,14 +179,14 @@ func (m *Manager) Run(ctx context.Context, req Request) *render.Result {
 		timeout = m.opts.DefaultTimeout
 	}
 	timeout = min(timeout, m.opts.MaxTimeout)
-	res := &render.Result{Session: name, Servers: req.Servers, TimeoutSeconds: 0}
+	res := &Result{Session: name, Servers: req.Servers, TimeoutSeconds: 0}
 	principal := req.Principal
 	if principal == "" {
 		principal = "default"
 	}
 	s, err := m.acquire(ctx, key{req.Owner, name}, principal)
 	if err != nil {
-		res.Status, res.Error = render.StatusError, err.Error()
+		res.Status, res.Error = StatusError, err.Error()
 		return res
 	}
 	defer m.release(s)
@@ -200,7 +199,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *render.Result {
 	}
 	if len(req.Servers) > 0 && m.opts.Preload != nil {
 		if err := m.opts.Preload(ctx, req.Servers); err != nil {
-			res.Status, res.Error = render.StatusError, err.Error()
+			res.Status, res.Error = StatusError, err.Error()
 			return res
 		}
 	}
@@ -222,7 +221,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *render.Result {
 			var err error
 			in, err = m.startInterpreter(ctx, s)
 			if err != nil {
-				res.Status, res.Error = render.StatusError, "starting sandbox: "+err.Error()
+				res.Status, res.Error = StatusError, "starting sandbox: "+err.Error()
 				return res
 			}
 			s.setInterp(in)
@@ -240,7 +239,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *render.Result {
 
 // exec runs one call in in. It returns false when the code could not even be
 // sent (the interpreter had died), leaving res untouched.
-func (m *Manager) exec(ctx context.Context, s *session, in *interpreter.Interpreter, req Request, timeout time.Duration, res *render.Result) bool {
+func (m *Manager) exec(ctx context.Context, s *session, in *interpreter.Interpreter, req Request, timeout time.Duration, res *Result) bool {
 	stdout, stderr := newCapture(m.opts.OutputLimit, m.opts.SpoolLimit), newCapture(m.opts.OutputLimit, m.opts.SpoolLimit)
 	var outMu sync.Mutex
 	var lastLine []byte
@@ -325,18 +324,18 @@ wait:
 	switch {
 	case timedOut:
 		secs := int((timeout + time.Second - 1) / time.Second)
-		res.Status, res.TimeoutSeconds = render.StatusTimeout, secs
+		res.Status, res.TimeoutSeconds = StatusTimeout, secs
 		res.Error = fmt.Sprintf("Execution timed out after %ds", secs)
 	case ctx.Err() != nil:
-		res.Status, res.Error = render.StatusError, "call cancelled"
+		res.Status, res.Error = StatusError, "call cancelled"
 	case r.Died:
 	case r.Status == wire.StatusOK:
-		res.Status, res.ExitCode = render.StatusSuccess, render.Intp(0)
+		res.Status, res.ExitCode = StatusSuccess, Intp(0)
 	case r.Status == wire.StatusExit:
-		res.Status, res.ExitCode = render.StatusError, render.Intp(r.ExitCode)
+		res.Status, res.ExitCode = StatusError, Intp(r.ExitCode)
 		res.Error = fmt.Sprintf("Sandbox exited with code %d", r.ExitCode)
 	default: // error, or an interrupt that was not ours
-		res.Status, res.ExitCode, res.Error = render.StatusError, render.Intp(r.ExitCode), r.Error
+		res.Status, res.ExitCode, res.Error = StatusError, Intp(r.ExitCode), r.Error
 	}
 	if r.Died {
 		exit := r.Exit
@@ -348,7 +347,7 @@ wait:
 			why = fmt.Sprintf("the sandbox was killed at its memory limit (%d MiB)", m.opts.Limits.MemoryBytes>>20)
 		}
 		if !timedOut && ctx.Err() == nil {
-			res.Status, res.ExitCode = render.StatusError, render.Intp(exit.Code)
+			res.Status, res.ExitCode = StatusError, Intp(exit.Code)
 			res.Error = why
 		}
 		res.Notes = append(res.Notes, "the session's state was lost ("+why+"); the next call starts a fresh interpreter")
@@ -357,7 +356,7 @@ wait:
 }
 
 // spill keeps a stream the result had to cut as a session file, and links it.
-func (m *Manager) spill(s *session, sandboxID, stream string, c *capture, res *render.Result) {
+func (m *Manager) spill(s *session, sandboxID, stream string, c *capture, res *Result) {
 	data, partial := c.spilled()
 	if data == nil || m.opts.Artifacts == nil {
 		return
@@ -373,7 +372,7 @@ func (m *Manager) spill(s *session, sandboxID, stream string, c *capture, res *r
 	if partial {
 		desc = fmt.Sprintf("the first %d of %d bytes of %s", len(data), c.total, stream)
 	}
-	res.Files = append(res.Files, render.File{URI: f.URI, Name: name, MIMEType: f.MIMEType, Size: f.Size, Description: desc})
+	res.Files = append(res.Files, File{URI: f.URI, Name: name, MIMEType: f.MIMEType, Size: f.Size, Description: desc})
 }
 
 func (m *Manager) dropArtifacts(sandboxID string) {

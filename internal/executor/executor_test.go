@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
 )
 
@@ -22,18 +21,18 @@ func newManager(t testing.TB, opts Options) *Manager {
 	return m
 }
 
-func run(t testing.TB, m *Manager, session, code string) *render.Result {
+func run(t testing.TB, m *Manager, session, code string) *Result {
 	t.Helper()
 	return m.Run(context.Background(), Request{Owner: "test", Session: session, Code: code})
 }
 
-func stdout(r *render.Result) string { return strings.Join(r.Stdout.Lines(), "\n") }
+func stdout(r *Result) string { return strings.Join(r.Stdout.Lines(), "\n") }
 
 func TestSpareIsClaimedAndReplaced(t *testing.T) {
 	m := newManager(t, Options{Spares: 1})
 	waitSpares(t, m, 1)
 	r := run(t, m, "a", "x = 1\nprint('a')")
-	if r.Status != render.StatusSuccess || stdout(r) != "a" {
+	if r.Status != StatusSuccess || stdout(r) != "a" {
 		t.Fatalf("first call from a spare: %+v", r)
 	}
 	waitSpares(t, m, 1) // replaced in the background
@@ -64,10 +63,10 @@ func TestSessionCapPerClient(t *testing.T) {
 	ok := m.Run(context.Background(), Request{Owner: "o1", Principal: "alice", Code: "1"})
 	refused := m.Run(context.Background(), Request{Owner: "o2", Principal: "alice", Code: "1"})
 	other := m.Run(context.Background(), Request{Owner: "o3", Principal: "bob", Code: "1"})
-	if ok.Status != render.StatusSuccess || other.Status != render.StatusSuccess {
+	if ok.Status != StatusSuccess || other.Status != StatusSuccess {
 		t.Fatalf("ok=%+v other=%+v", ok, other)
 	}
-	if refused.Status != render.StatusError || !strings.Contains(refused.Error, "session limit of client alice") {
+	if refused.Status != StatusError || !strings.Contains(refused.Error, "session limit of client alice") {
 		t.Fatalf("second session of alice: %+v", refused)
 	}
 }
@@ -110,7 +109,7 @@ func BenchmarkNewSession(b *testing.B) {
 				t0 := time.Now()
 				r := m.Run(context.Background(), Request{Owner: "bench", Session: fmt.Sprint("s", i), Code: "pass"})
 				durs = append(durs, time.Since(t0))
-				if r.Status != render.StatusSuccess {
+				if r.Status != StatusSuccess {
 					b.Fatalf("%+v", r)
 				}
 				b.StopTimer()

@@ -168,14 +168,14 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	maxSecs := int(s.opts.MaxTimeout / time.Second)
 	a, err := parseArgs(raw, maxSecs)
-	var res *render.Result
+	var res *executor.Result
 	if err != nil {
-		res = &render.Result{Status: render.StatusValidationError, Error: err.Error()}
+		res = &executor.Result{Status: executor.StatusValidationError, Error: err.Error()}
 	} else {
 		start := time.Now()
 		client := principal(req)
 		if !s.calls.acquire(client) {
-			res = &render.Result{Status: render.StatusError, Error: fmt.Sprintf("too many concurrent calls for client %s (limit %d); retry when one finishes", client, s.opts.MaxClientCalls)}
+			res = &executor.Result{Status: executor.StatusError, Error: fmt.Sprintf("too many concurrent calls for client %s (limit %d); retry when one finishes", client, s.opts.MaxClientCalls)}
 			return s.toolResult(res), nil
 		}
 		defer s.calls.release(client)
@@ -191,9 +191,9 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	return s.toolResult(res), nil
 }
 
-func (s *Server) toolResult(res *render.Result) *mcp.CallToolResult {
+func (s *Server) toolResult(res *executor.Result) *mcp.CallToolResult {
 	res.Finish()
-	content := []mcp.Content{&mcp.TextContent{Text: res.Text(s.opts.OutputMode(), s.opts.TOON)}}
+	content := []mcp.Content{&mcp.TextContent{Text: render.Text(res, s.opts.OutputMode(), s.opts.TOON)}}
 	for _, img := range res.Images {
 		content = append(content, &mcp.ImageContent{MIMEType: img.MIMEType, Data: img.Data})
 	}
@@ -202,8 +202,8 @@ func (s *Server) toolResult(res *render.Result) *mcp.CallToolResult {
 	}
 	return &mcp.CallToolResult{
 		Content:           content,
-		StructuredContent: res.Structured(),
-		IsError:           res.Status != render.StatusSuccess,
+		StructuredContent: render.ToStructured(res),
+		IsError:           res.Status != executor.StatusSuccess,
 	}
 }
 

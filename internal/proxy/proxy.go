@@ -2,8 +2,7 @@
 // user's MCP servers: discovery (discovered_servers, list_servers,
 // describe_server), docs and ranked search over the tool catalogue, and tool
 // calls through the downstream pool. It is the host side of mcp.runtime; the
-// method names and result shapes follow the reference project (see
-// ../shared/reference/compat.md §4-5).
+// method names and result shapes follow the reference project's mcp.runtime.
 package proxy
 
 import (

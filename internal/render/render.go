@@ -1,137 +1,38 @@
-// Package render turns the outcome of a run_python call into what the MCP
-// client receives: a compact text (or a TOON block) for the model and a
-// structuredContent object for programs. Field names, the status vocabulary
-// and the compact-text rules are the reference project's (see
-// ../shared/reference/compat.md §3), with its bugs fixed: blank output lines
-// are kept, errors carry exitCode, and truncation is stated explicitly.
+// Package render turns the outcome of a run_python call (an
+// executor.Result) into what the MCP client receives: a compact text (or a
+// TOON block) for the model and a structuredContent object for programs.
+// Field names, the status vocabulary and the compact-text rules are the
+// reference project's, with its bugs fixed: blank output lines are kept,
+// errors carry exitCode, and truncation is stated explicitly.
 package render
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/executor"
 	"strconv"
 	"strings"
 )
 
-// Statuses of a call.
-const (
-	StatusSuccess         = "success"
-	StatusError           = "error"
-	StatusTimeout         = "timeout"
-	StatusValidationError = "validation_error"
-)
-
-// Result is everything known about one call.
-type Result struct {
-	Status         string
-	Summary        string // computed by Finish when empty
-	ExitCode       *int
-	Servers        []string
-	Stdout         Output
-	Stderr         Output
-	Error          string
-	TimeoutSeconds int
-	Session        string
-	StateLost      bool     // the session's interpreter ended during or before this call
-	Notes          []string // facts the caller should know (state lost, fresh session, ...)
-	Images         []Image  // returned as MCP image content
-	Files          []File   // returned as MCP resource links
-}
-
-// Image is an image the code returned.
-type Image struct {
-	MIMEType   string `json:"mimeType"`
-	Width      int    `json:"width"`
-	Height     int    `json:"height"`
-	Bytes      int    `json:"bytes"`
-	Downscaled bool   `json:"downscaled,omitempty"`
-	Name       string `json:"name,omitempty"`
-	Data       []byte `json:"-"`
-}
-
-// File is a file the code published, readable with resources/read.
-type File struct {
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	MIMEType    string `json:"mimeType"`
-	Size        int64  `json:"size"`
-	Description string `json:"description,omitempty"`
-}
-
-// Output is a captured stream, possibly cut in the middle.
-type Output struct {
-	Head, Tail []byte // Tail is non-empty only when bytes were omitted between them
-	Total      int64  // bytes the code wrote
-}
-
-// Omitted is the number of bytes not kept.
-func (o Output) Omitted() int64 { return o.Total - int64(len(o.Head)+len(o.Tail)) }
-
-// Lines splits the kept text into lines, keeping blank lines and marking
-// the cut. A final newline does not make an empty last line.
-func (o Output) Lines() []string {
-	if o.Total == 0 {
-		return nil
-	}
-	lines := splitLines(o.Head)
-	if o.Omitted() > 0 {
-		lines = append(lines, fmt.Sprintf("[... %d bytes omitted ...]", o.Omitted()))
-		lines = append(lines, splitLines(o.Tail)...)
-	}
-	return lines
-}
-
-func splitLines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	s := string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
-	s = strings.TrimSuffix(s, "\n")
-	return strings.Split(s, "\n")
-}
-
-// Intp returns a pointer to n, for Result.ExitCode.
-func Intp(n int) *int { return &n }
-
-// Finish fills the summary from the status, as the reference words it.
-func (r *Result) Finish() {
-	if r.Summary != "" {
-		return
-	}
-	switch r.Status {
-	case StatusSuccess:
-		if r.Stdout.Total == 0 && r.Stderr.Total == 0 && len(r.Images) == 0 && len(r.Files) == 0 {
-			r.Summary = "Success (no output)"
-		} else {
-			r.Summary = "Success"
-		}
-	case StatusTimeout:
-		r.Summary = fmt.Sprintf("Timeout: execution exceeded %ds", r.TimeoutSeconds)
-	case StatusValidationError:
-		r.Summary = r.Error
-	default:
-		r.Summary = "Sandbox error: " + r.Error
-	}
-}
-
 // Structured is the structuredContent object. Empty fields are omitted;
 // keys keep the reference's order.
 type Structured struct {
-	Status         string      `json:"status"`
-	Summary        string      `json:"summary"`
-	ExitCode       *int        `json:"exitCode,omitempty"`
-	Servers        []string    `json:"servers,omitempty"`
-	Stdout         []string    `json:"stdout,omitempty"`
-	Stderr         []string    `json:"stderr,omitempty"`
-	Error          string      `json:"error,omitempty"`
-	TimeoutSeconds int         `json:"timeoutSeconds,omitempty"`
-	Session        string      `json:"session,omitempty"`
-	Truncated      *Truncation `json:"truncated,omitempty"`
-	StateLost      bool        `json:"stateLost,omitempty"`
-	Notes          []string    `json:"notes,omitempty"`
-	Images         []Image     `json:"images,omitempty"`
-	Files          []File      `json:"files,omitempty"`
+	Status         string            `json:"status"`
+	Summary        string            `json:"summary"`
+	ExitCode       *int              `json:"exitCode,omitempty"`
+	Servers        []string          `json:"servers,omitempty"`
+	Stdout         []string          `json:"stdout,omitempty"`
+	Stderr         []string          `json:"stderr,omitempty"`
+	Error          string            `json:"error,omitempty"`
+	TimeoutSeconds int               `json:"timeoutSeconds,omitempty"`
+	Session        string            `json:"session,omitempty"`
+	Truncated      *Truncation       `json:"truncated,omitempty"`
+	StateLost      bool              `json:"stateLost,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
+	Images         []artifacts.Image `json:"images,omitempty"`
+	Files          []executor.File   `json:"files,omitempty"`
 }
 
 // Truncation reports streams that were cut to the output limit.
@@ -146,8 +47,8 @@ type StreamCut struct {
 	OmittedBytes int64 `json:"omittedBytes"`
 }
 
-// Structured builds the structuredContent object.
-func (r *Result) Structured() Structured {
+// ToStructured builds the structuredContent object.
+func ToStructured(r *executor.Result) Structured {
 	r.Finish()
 	s := Structured{
 		Status: r.Status, Summary: r.Summary, ExitCode: r.ExitCode, Servers: r.Servers,
@@ -155,7 +56,7 @@ func (r *Result) Structured() Structured {
 		TimeoutSeconds: r.TimeoutSeconds, Session: r.Session, StateLost: r.StateLost, Notes: r.Notes,
 		Images: r.Images, Files: r.Files,
 	}
-	cut := func(o Output) *StreamCut {
+	cut := func(o executor.Output) *StreamCut {
 		if o.Omitted() <= 0 {
 			return nil
 		}
@@ -172,7 +73,7 @@ func (r *Result) Structured() Structured {
 // no output; "error: ..." when there is no output or the status is not a
 // plain error (whose traceback is already in stderr); "exit: N" and
 // "status: ..." in front when they are not the happy values.
-func (r *Result) CompactText() string {
+func CompactText(r *executor.Result) string {
 	r.Finish()
 	var lines []string
 	lines = append(lines, r.Stdout.Lines()...)
@@ -204,14 +105,14 @@ func (r *Result) CompactText() string {
 	if !hasOutput {
 		lines = append(lines, r.Summary)
 	}
-	if r.Error != "" && (!hasOutput || r.Status != StatusError) {
+	if r.Error != "" && (!hasOutput || r.Status != executor.StatusError) {
 		lines = append(lines, "error: "+r.Error)
 	}
 	for _, n := range r.Notes {
 		lines = append(lines, "note: "+n)
 	}
 	var head []string
-	if r.Status != StatusSuccess {
+	if r.Status != executor.StatusSuccess {
 		head = append(head, "status: "+r.Status)
 	}
 	if r.ExitCode != nil && *r.ExitCode != 0 {
@@ -219,7 +120,7 @@ func (r *Result) CompactText() string {
 	}
 	text := strings.Join(append(head, lines...), "\n")
 	if text == "" {
-		return StatusSuccess
+		return executor.StatusSuccess
 	}
 	return text
 }
@@ -230,13 +131,13 @@ type TOONEncoder func(jsonData []byte) (string, error)
 // Text renders the text content for an output mode ("compact" or "toon").
 // TOON mode is a fenced ```toon block of the structured payload, as the
 // reference does; if encoding fails it falls back to a JSON block.
-func (r *Result) Text(mode string, toon TOONEncoder) string {
+func Text(r *executor.Result, mode string, toon TOONEncoder) string {
 	if mode != "toon" {
-		return r.CompactText()
+		return CompactText(r)
 	}
-	data, err := json.Marshal(r.Structured())
+	data, err := json.Marshal(ToStructured(r))
 	if err != nil {
-		return r.CompactText()
+		return CompactText(r)
 	}
 	if toon != nil {
 		if enc, err := toon(data); err == nil {

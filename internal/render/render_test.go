@@ -8,40 +8,41 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode/codemode/internal/executor"
 	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func out(s string) Output { return Output{Head: []byte(s), Total: int64(len(s))} }
+func out(s string) executor.Output { return executor.Output{Head: []byte(s), Total: int64(len(s))} }
 
-// The cases follow the reference's examples (compat.md §3.1), with its
+// The cases follow the reference project's examples, with its
 // bugs fixed: blank lines and "()" are kept, errors carry exitCode.
 var cases = []struct {
 	name string
-	res  Result
+	res  executor.Result
 }{
-	{"success_output_and_stderr", Result{Status: StatusSuccess, ExitCode: Intp(0), Servers: []string{"stub"}, Stdout: out("a\n\nb\n()\n"), Stderr: out("warn\n")}},
-	{"success_no_output", Result{Status: StatusSuccess, ExitCode: Intp(0)}},
-	{"exception", Result{Status: StatusError, ExitCode: Intp(1), Stdout: out("before\n"), Stderr: out("Traceback (most recent call last):\n  File \"<cell-1>\", line 1, in <module>\nValueError: boom\n"), Error: "ValueError: boom"}},
-	{"exception_no_output", Result{Status: StatusError, ExitCode: Intp(1), Error: "NameError: name 'x' is not defined"}},
-	{"timeout", Result{Status: StatusTimeout, Stdout: out("partial\n"), TimeoutSeconds: 5, Error: "Execution timed out after 5s"}},
-	{"validation", Result{Status: StatusValidationError, Error: "Missing 'code' argument"}},
-	{"killed", Result{Status: StatusError, ExitCode: Intp(137), Error: "the sandbox was killed at its memory limit (512 MiB)", StateLost: true,
+	{"success_output_and_stderr", executor.Result{Status: executor.StatusSuccess, ExitCode: executor.Intp(0), Servers: []string{"stub"}, Stdout: out("a\n\nb\n()\n"), Stderr: out("warn\n")}},
+	{"success_no_output", executor.Result{Status: executor.StatusSuccess, ExitCode: executor.Intp(0)}},
+	{"exception", executor.Result{Status: executor.StatusError, ExitCode: executor.Intp(1), Stdout: out("before\n"), Stderr: out("Traceback (most recent call last):\n  File \"<cell-1>\", line 1, in <module>\nValueError: boom\n"), Error: "ValueError: boom"}},
+	{"exception_no_output", executor.Result{Status: executor.StatusError, ExitCode: executor.Intp(1), Error: "NameError: name 'x' is not defined"}},
+	{"timeout", executor.Result{Status: executor.StatusTimeout, Stdout: out("partial\n"), TimeoutSeconds: 5, Error: "Execution timed out after 5s"}},
+	{"validation", executor.Result{Status: executor.StatusValidationError, Error: "Missing 'code' argument"}},
+	{"killed", executor.Result{Status: executor.StatusError, ExitCode: executor.Intp(137), Error: "the sandbox was killed at its memory limit (512 MiB)", StateLost: true,
 		Notes: []string{"the session's state was lost (the sandbox was killed at its memory limit (512 MiB)); the next call starts a fresh interpreter"}}},
-	{"truncated", Result{Status: StatusSuccess, ExitCode: Intp(0), Stdout: Output{Head: []byte("first line\nsecond"), Tail: []byte(" line\nlast line\n"), Total: 1 << 20}}},
-	{"invalid_utf8", Result{Status: StatusSuccess, ExitCode: Intp(0), Stdout: out("ok \xff\xfe end\n")}},
+	{"truncated", executor.Result{Status: executor.StatusSuccess, ExitCode: executor.Intp(0), Stdout: executor.Output{Head: []byte("first line\nsecond"), Tail: []byte(" line\nlast line\n"), Total: 1 << 20}}},
+	{"invalid_utf8", executor.Result{Status: executor.StatusSuccess, ExitCode: executor.Intp(0), Stdout: out("ok \xff\xfe end\n")}},
 }
 
 func TestGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.res
-			st, err := json.MarshalIndent(r.Structured(), "", "  ")
+			st, err := json.MarshalIndent(ToStructured(&r), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := "-- text --\n" + r.CompactText() + "\n-- structuredContent --\n" + string(st) + "\n"
+			got := "-- text --\n" + CompactText(&r) + "\n-- structuredContent --\n" + string(st) + "\n"
 			path := filepath.Join("testdata", tc.name+".golden")
 			if *update {
 				os.MkdirAll("testdata", 0o755)
@@ -58,27 +59,16 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func TestSummaries(t *testing.T) {
-	for status, want := range map[string]string{StatusSuccess: "Success (no output)", StatusTimeout: "Timeout: execution exceeded 7s",
-		StatusValidationError: "bad", StatusError: "Sandbox error: bad"} {
-		r := Result{Status: status, Error: "bad", TimeoutSeconds: 7}
-		r.Finish()
-		if r.Summary != want {
-			t.Errorf("summary for %s = %q, want %q", status, r.Summary, want)
-		}
-	}
-}
-
 func TestTextModes(t *testing.T) {
-	r := Result{Status: StatusSuccess, ExitCode: Intp(0), Stdout: out("hi\n")}
-	if got := r.Text("compact", nil); got != "hi" {
+	r := executor.Result{Status: executor.StatusSuccess, ExitCode: executor.Intp(0), Stdout: out("hi\n")}
+	if got := Text(&r, "compact", nil); got != "hi" {
 		t.Errorf("compact = %q", got)
 	}
-	got := r.Text("toon", func(b []byte) (string, error) { return "ENC " + string(b), nil })
+	got := Text(&r, "toon", func(b []byte) (string, error) { return "ENC " + string(b), nil })
 	if !strings.HasPrefix(got, "```toon\nENC {\"status\":\"success\",\"summary\":\"Success\",\"exitCode\":0") || !strings.HasSuffix(got, "\n```") {
 		t.Errorf("toon = %q", got)
 	}
-	if got := r.Text("toon", nil); !strings.HasPrefix(got, "```json\n{") {
+	if got := Text(&r, "toon", nil); !strings.HasPrefix(got, "```json\n{") {
 		t.Errorf("toon without encoder = %q", got)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Names that identify the reference bridge (compat.md §8.4).
+// Names that identify the reference bridge.
 var referenceNames = []string{"mcp-server-code-execution-mode", "mcp_server_code_execution_mode"}
 
 const referenceScript = "mcp_server_code_execution_mode.py"

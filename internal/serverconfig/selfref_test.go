@@ -15,7 +15,7 @@ func TestSelfReference(t *testing.T) {
 		args    []string
 		want    bool
 	}{
-		// The reference's rules (compat.md §8.4).
+		// The reference's rules.
 		{name: "reference name", entry: "mcp-server-code-execution-mode", command: "anything", want: true},
 		{name: "reference name underscores, any case", entry: "MCP_Server_Code_Execution_Mode", command: "x", want: true},
 		{name: "reference command", entry: "bridge", command: "/home/u/.local/bin/mcp-server-code-execution-mode", want: true},
