@@ -31,7 +31,6 @@ import (
 	"github.com/codemode/codemode/internal/toon"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // App is a configured codemode.
@@ -94,14 +93,13 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	}
 	limits := Limits(s)
 	catalog := tooldocs.NewCatalog(nil)
-	var px *proxy.Proxy
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
-		OnTools: func(server string, tools []*mcp.Tool) { px.ToolsChanged(server, tools) },
-		Logger:  log.With("component", "downstream"),
+		Logger: log.With("component", "downstream"),
 	})
-	px = proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Logger: log.With("component", "proxy")})
+	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Logger: log.With("component", "proxy")})
+	pool.WatchTools(px.ToolsChanged)
 	log.Info("MCP servers configured", "count", len(servers.Servers))
 	manual := mcpserver.Manual(mcpserver.ManualInfo{
 		Backend: caps, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,

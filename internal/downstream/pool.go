@@ -43,8 +43,6 @@ type Options struct {
 	// MaxMessageBytes bounds one JSON-RPC message from a stdio server
 	// (default 64 MiB).
 	MaxMessageBytes int
-	// OnTools is called whenever a server's tool list is (re)loaded.
-	OnTools func(server string, tools []*mcp.Tool)
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
 	Logger                    *slog.Logger
@@ -77,6 +75,27 @@ type Pool struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	closed  bool
+
+	watchMu  sync.RWMutex
+	watchers []func(server string, tools []*mcp.Tool)
+}
+
+// WatchTools registers f to receive every server's tool list whenever it is
+// loaded or reloaded. f runs before the start or refresh that loaded the
+// list returns to its callers, so whoever f informs is current by then; it
+// must not call back into the pool.
+func (p *Pool) WatchTools(f func(server string, tools []*mcp.Tool)) {
+	p.watchMu.Lock()
+	p.watchers = append(p.watchers, f)
+	p.watchMu.Unlock()
+}
+
+func (p *Pool) toolsLoaded(server string, tools []*mcp.Tool) {
+	p.watchMu.RLock()
+	defer p.watchMu.RUnlock()
+	for _, f := range p.watchers {
+		f(server, tools)
+	}
 }
 
 // New returns a pool for the configured servers. Nothing starts yet.

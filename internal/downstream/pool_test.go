@@ -3,6 +3,7 @@ package downstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -172,8 +173,8 @@ func TestGarbageServer(t *testing.T) {
 
 func TestToolListChanged(t *testing.T) {
 	got := make(chan []*mcp.Tool, 10)
-	p := newPool(t, Options{Servers: []serverconfig.Server{testServer(t, "tools", "tools")},
-		OnTools: func(server string, tools []*mcp.Tool) { got <- tools }})
+	p := newPool(t, Options{Servers: []serverconfig.Server{testServer(t, "tools", "tools")}})
+	p.WatchTools(func(server string, tools []*mcp.Tool) { got <- tools })
 	if _, err := p.CallTool(t.Context(), "tools", "grow", map[string]any{"message": "fresh_tool"}); err != nil {
 		t.Fatal(err)
 	}
@@ -267,4 +268,25 @@ func TestRealServerEverything(t *testing.T) {
 func benchServer(b *testing.B) serverconfig.Server {
 	self, _ := os.Executable()
 	return serverconfig.Server{Name: "tools", Transport: serverconfig.TransportStdio, Command: self, Env: map[string]string{downstreamtest.EnvVar: "tools"}}
+}
+
+// TestWatchersKnowBeforeStartReturns checks the one-way flow of tool lists:
+// a watcher has the list by the time the start that loaded it returns.
+func TestWatchersKnowBeforeStartReturns(t *testing.T) {
+	p := newPool(t, Options{Servers: []serverconfig.Server{testServer(t, "tools", "tools")}})
+	var mu sync.Mutex
+	var known []string
+	p.WatchTools(func(server string, tools []*mcp.Tool) {
+		mu.Lock()
+		defer mu.Unlock()
+		known = append(known, fmt.Sprintf("%s:%d", server, len(tools)))
+	})
+	if err := p.Start(t.Context(), "tools"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(known) != 1 || !strings.HasPrefix(known[0], "tools:") || known[0] == "tools:0" {
+		t.Fatalf("watcher saw %v when Start returned, want one non-empty list of server tools", known)
+	}
 }

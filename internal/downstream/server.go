@@ -125,6 +125,9 @@ func (s *server) start(done chan struct{}) {
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("server %s did not start within %s: %w", s.cfg.Name, timeout, err)
 	}
+	if err == nil {
+		s.pool.toolsLoaded(s.cfg.Name, tools) // before the waiters wake
+	}
 	s.mu.Lock()
 	defer func() {
 		s.starting = nil
@@ -149,9 +152,6 @@ func (s *server) start(done chan struct{}) {
 	s.log.Info("MCP server started", "tools", len(tools), "duration", time.Since(t0),
 		"server_info", c.cs.InitializeResult().ServerInfo.Name)
 	go s.watch(c)
-	if f := s.pool.opts.OnTools; f != nil {
-		go f(s.cfg.Name, tools)
-	}
 }
 
 // connect starts the process (for stdio), initializes and lists tools.
@@ -416,9 +416,7 @@ func (s *server) setTools(tools []*mcp.Tool) {
 	s.mu.Lock()
 	s.tools, s.toolsOK = tools, true
 	s.mu.Unlock()
-	if f := s.pool.opts.OnTools; f != nil {
-		f(s.cfg.Name, tools)
-	}
+	s.pool.toolsLoaded(s.cfg.Name, tools)
 }
 
 func (s *server) refreshAfterChange() {

@@ -72,8 +72,8 @@ func New(opts Options) *Proxy {
 	return p
 }
 
-// ToolsChanged is the pool's OnTools hook: it keeps the catalogue and the
-// on-disk cache current.
+// ToolsChanged keeps the catalogue and the on-disk cache current; app
+// registers it with the pool (Pool.WatchTools), the one source of tool lists.
 func (p *Proxy) ToolsChanged(server string, tools []*mcp.Tool) {
 	converted := convertTools(tools)
 	p.opts.Catalog.SetTools(server, converted)
@@ -295,11 +295,10 @@ func (p *Proxy) serverWithTools(ctx context.Context, name *string) (tooldocs.Ser
 	if info.ToolsKnown {
 		return info, nil
 	}
-	tools, err := p.opts.Pool.Tools(ctx, info.Name)
-	if err != nil {
+	// The pool hands the list to ToolsChanged before Tools returns.
+	if _, err := p.opts.Pool.Tools(ctx, info.Name); err != nil {
 		return info, err
 	}
-	p.ToolsChanged(info.Name, tools)
 	info, _ = p.opts.Catalog.Server(info.Name)
 	return info, nil
 }
@@ -355,12 +354,9 @@ func (p *Proxy) indexAll(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tools, err := p.opts.Pool.Tools(ctx, name)
-			if err != nil {
+			if _, err := p.opts.Pool.Tools(ctx, name); err != nil {
 				p.log.Info("server not searchable", "server", name, "error", err)
-				return
 			}
-			p.ToolsChanged(name, tools)
 		}()
 	}
 	wg.Wait()

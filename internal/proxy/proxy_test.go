@@ -13,7 +13,6 @@ import (
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/tooldocs"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMain(m *testing.M) {
@@ -28,11 +27,10 @@ func toolsServer(t *testing.T) serverconfig.Server {
 }
 
 func newProxy(t *testing.T, cacheDir string, servers ...serverconfig.Server) *Proxy {
-	var px *Proxy
-	pool := downstream.New(downstream.Options{Servers: servers, BaseEnv: []string{"PATH=" + os.Getenv("PATH")},
-		OnTools: func(s string, tools []*mcp.Tool) { px.ToolsChanged(s, tools) }})
+	pool := downstream.New(downstream.Options{Servers: servers, BaseEnv: []string{"PATH=" + os.Getenv("PATH")}})
 	t.Cleanup(pool.Close)
-	px = New(Options{Servers: servers, Pool: pool, Catalog: tooldocs.NewCatalog(nil), CacheDir: cacheDir})
+	px := New(Options{Servers: servers, Pool: pool, Catalog: tooldocs.NewCatalog(nil), CacheDir: cacheDir})
+	pool.WatchTools(px.ToolsChanged)
 	return px
 }
 
