@@ -21,6 +21,7 @@ import (
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/proxy"
+	"github.com/codemode/codemode/internal/pyruntime"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/container"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
@@ -101,6 +102,10 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Logger: log.With("component", "proxy")})
 	pool.WatchTools(px.ToolsChanged)
 	log.Info("MCP servers configured", "count", len(servers.Servers))
+	helpers, err := pyruntime.Helpers()
+	if err != nil {
+		return nil, err
+	}
 	manual := mcpserver.Manual(mcpserver.ManualInfo{
 		Backend: caps, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
@@ -333,26 +338,4 @@ func required(s settings.Settings) []string {
 		req = append(req, sandbox.ProtCPULimit)
 	}
 	return req
-}
-
-// helpers documents the in-sandbox helpers in the manual.
-var helpers = []mcpserver.Helper{
-	{Signature: "runtime.discovered_servers(detailed=False)", Doc: "every configured MCP server (names, or {name, description} dicts); starts nothing"},
-	{Signature: "await runtime.search_tool_docs(query, limit=5, detail='summary')", Doc: "rank the tools of all configured servers (words, names, parameter names; typos tolerated); `_sync` variant too"},
-	{Signature: "await runtime.query_tool_docs(server, tool=None, detail='summary')", Doc: "docs of a server's tools; detail='full' adds inputSchema; `_sync` variant too"},
-	{Signature: "runtime.describe_server(name)", Doc: "name, alias, tools (name, alias, description, input_schema) and cwd; starts the server"},
-	{Signature: "await runtime.list_servers()", Doc: "servers currently running (`list_servers_sync()` too); `runtime.list_loaded_server_metadata()` describes them"},
-	{Signature: "await runtime.list_tools(server)", Doc: "a server's tools, listed live; `list_tools_sync(server)` reads the cache"},
-	{Signature: "await mcp_<alias>.<tool>(**kwargs)", Doc: "call a tool of any configured server (also `mcp_servers['name']`, `runtime.call_tool(server, tool, args)`, `call_tool_sync`, `<tool>.sync(...)`); one positional argument works when the tool has one required parameter"},
-	{Signature: "from mcp.servers.<alias> import *", Doc: "one async function per tool, plus TOOLS and TOOL_MAP"},
-	{Signature: "result.data / result.text", Doc: "a tool result is its CallToolResult dict; .data is structuredContent, else the text parsed as JSON, else the text"},
-	{Signature: "runtime.MCPError", Doc: "raised for every failure (unknown server or tool, start failure, timeout, crash, a result with isError); has .server, .tool, .kind"},
-	{Signature: "asyncio.gather(...)", Doc: "tool calls awaited together run concurrently"},
-	{Signature: "show_image(obj)", Doc: "return an image (PNG/JPEG bytes, a path, a PIL image or a matplotlib figure); open matplotlib figures and a PIL image as the last expression come back by themselves"},
-	{Signature: "publish(path)", Doc: "return a file as a resource link; files written under /workspace/out come back by themselves (readable while the session lives)"},
-	{Signature: "runtime.progress(done, total=None, message='')", Doc: "report progress of a long call to the client"},
-	{Signature: "save_memory(key, value) / load_memory(key, default=None) / list_memories() / update_memory(key, fn) / delete_memory(key)", Doc: "JSON values kept across sessions and restarts (update_memory is atomic)"},
-	{Signature: "save_tool(func)", Doc: "keep a function defined in your code; later sessions import it with `from user_tools import name`"},
-	{Signature: "runtime.to_toon(obj)", Doc: "encode JSON-like data as TOON (compact for tables of records)"},
-	{Signature: "runtime.capability_summary()", Doc: "this manual"},
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode/codemode/internal/pyruntime"
 	"github.com/codemode/codemode/internal/sandbox"
 )
 
@@ -35,14 +36,10 @@ type ManualInfo struct {
 	CPUs           float64
 	TmpBytes       int64
 	WorkspaceBytes int64
-	Helpers        []Helper // documented helpers, in order
-	DataDir        string   // "" (none), "read-only" or "read-write": a host directory at /workspace/data
+	Helpers        []pyruntime.Helper // documented helpers, in order
+	DataDir        string             // "" (none), "read-only" or "read-write": a host directory at /workspace/data
 }
-
 // Helper documents one in-sandbox helper.
-type Helper struct {
-	Signature, Doc string
-}
 
 // Manual renders the capabilities document: the resource body and the text
 // of runtime.capability_summary().

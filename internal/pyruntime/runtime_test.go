@@ -2,6 +2,7 @@ package pyruntime
 
 import (
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,5 +39,29 @@ func TestLoad(t *testing.T) {
 	b2, _ := Load()
 	if b2.Hash != b.Hash {
 		t.Error("bundle hash is not stable")
+	}
+}
+
+// TestHelpersDocumentRealNames checks that every runtime.<name> the helper
+// docs promise is exported by mcp.runtime.
+func TestHelpersDocumentRealNames(t *testing.T) {
+	helpers, err := Helpers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(helpers) < 10 {
+		t.Fatalf("read %d helpers from helpers.md", len(helpers))
+	}
+	b, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := b.Modules["mcp.runtime"]
+	for _, h := range helpers {
+		for _, m := range regexp.MustCompile(`runtime\.([a-z_A-Z]+)`).FindAllStringSubmatch(h.Signature+" "+h.Doc, -1) {
+			if !strings.Contains(src, `"`+m[1]+`"`) {
+				t.Errorf("helpers.md documents runtime.%s, which mcp.runtime does not export", m[1])
+			}
+		}
 	}
 }
