@@ -39,7 +39,6 @@ type ManualInfo struct {
 	Helpers        []pyruntime.Helper // documented helpers, in order
 	DataDir        string             // "" (none), "read-only" or "read-write": a host directory at /workspace/data
 }
-// Helper documents one in-sandbox helper.
 
 // Manual renders the capabilities document: the resource body and the text
 // of runtime.capability_summary().
