@@ -5,7 +5,7 @@
 // per attack) on a chosen backend, with host-side checks wherever the
 // program's own word is not enough.
 //
-// The corpus lives in testdata/*.py (embedded). Each program starts with a
+// The corpus lives in corpus/*.py (embedded). Each program starts with a
 // header of "# key: value" lines:
 //
 //	attack    unique name
@@ -20,7 +20,7 @@
 //	parallel  "yes" when the attack may share the sandbox host with others
 //
 // and ends by printing "VERDICT blocked <how>" or "VERDICT escaped <what>"
-// (see testdata/_lib.py). Attack code runs only inside sandboxes; the host
+// (see corpus/_lib.py). Attack code runs only inside sandboxes; the host
 // side only plants fixtures and observes.
 //
 // The package is used by TestAttacks (every backend, leak accounting) and
@@ -39,7 +39,7 @@ import (
 	"time"
 )
 
-//go:embed testdata/*.py
+//go:embed corpus/*.py
 var corpus embed.FS
 
 // Categories in table order.
@@ -90,7 +90,7 @@ var (
 
 // Corpus returns every attack, in file name order.
 func Corpus() ([]Attack, error) {
-	entries, err := fs.ReadDir(corpus, "testdata")
+	entries, err := fs.ReadDir(corpus, "corpus")
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func Corpus() ([]Attack, error) {
 		if !strings.HasSuffix(e.Name(), ".py") || strings.HasPrefix(e.Name(), "_") {
 			continue
 		}
-		data, err := corpus.ReadFile(path.Join("testdata", e.Name()))
+		data, err := corpus.ReadFile(path.Join("corpus", e.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -117,9 +117,9 @@ func Corpus() ([]Attack, error) {
 	return out, nil
 }
 
-// library is the helper code every attack runs after (testdata/_lib.py).
+// library is the helper code every attack runs after (corpus/_lib.py).
 func library() string {
-	data, err := corpus.ReadFile("testdata/_lib.py")
+	data, err := corpus.ReadFile("corpus/_lib.py")
 	if err != nil {
 		panic(err) // embedded
 	}

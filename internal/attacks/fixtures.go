@@ -131,7 +131,7 @@ func (f *fixtures) plant() error {
 	if err != nil {
 		return errors.New("the upstream fixture needs python3 on the host")
 	}
-	script, err := corpus.ReadFile("testdata/_upstream.py")
+	script, err := corpus.ReadFile("corpus/_downstream.py")
 	if err != nil {
 		return err
 	}
