@@ -15,6 +15,10 @@ import (
 
 // callState collects what one running call produces besides output.
 type callState struct {
+	// values is the run_python request's context: handlers of the code's
+	// requests see its values (request id, the client) but not its
+	// cancellation, which the cell's own context carries.
+	values   context.Context
 	mu       sync.Mutex
 	images   []artifacts.Image
 	files    []File
@@ -66,11 +70,31 @@ func (m *Manager) route(bound *atomic.Pointer[session], sandboxID string) interp
 		if m.opts.Router == nil {
 			return nil, &wire.RPCError{Kind: hostrpc.KindUnavailable, Message: "this codemode answers no requests from code"}
 		}
+		if call := s.currentCall(); call != nil && call.values != nil {
+			ctx = withValues(ctx, call.values)
+		}
 		ctx = context.WithValue(ctx, scopeKey{}, scope{s: s, sandboxID: sandboxID})
 		return m.opts.Router.Serve(ctx, &hostrpc.Request{Method: method, Params: params, Caller: hostrpc.Caller{
 			Principal: s.principal, Owner: s.key.owner, Session: s.key.name, Sandbox: sandboxID,
 		}})
 	}
+}
+
+// valuesCtx is ctx (deadline, cancellation) with the values of values first.
+type valuesCtx struct {
+	context.Context
+	values context.Context
+}
+
+func (c valuesCtx) Value(k any) any {
+	if v := c.values.Value(k); v != nil {
+		return v
+	}
+	return c.Context.Value(k)
+}
+
+func withValues(ctx, values context.Context) context.Context {
+	return valuesCtx{Context: ctx, values: values}
 }
 
 // Register adds the handlers for what code returns to the running call:

@@ -247,7 +247,7 @@ func (m *Manager) exec(ctx context.Context, s *session, in *interpreter.Interpre
 	if m.opts.Loaded != nil {
 		loaded = append(req.Servers, m.opts.Loaded()...)
 	}
-	call := &callState{progress: req.Progress}
+	call := &callState{values: ctx, progress: req.Progress}
 	s.call.Store(call)
 	defer s.call.Store(nil)
 	cell, err := in.Exec(interpreter.ExecRequest{Code: req.Code, Loaded: dedupe(loaded), Files: req.Files, Output: func(stream interpreter.Stream, data []byte) {

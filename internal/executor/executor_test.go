@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
+	"github.com/codemode/codemode/internal/wire"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 var backend = sync.OnceValue(func() *linuxns.Backend { return linuxns.New(nil) })
@@ -120,5 +123,40 @@ func BenchmarkNewSession(b *testing.B) {
 			b.ReportMetric(float64(durs[len(durs)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds())/1000, "p99-ms")
 		})
+	}
+}
+
+type ctxKey struct{}
+
+// recordingRouter answers every request with [] and records what the
+// handler would see.
+type recordingRouter struct {
+	mu    sync.Mutex
+	seen  []string
+	value any
+}
+
+func (r *recordingRouter) Serve(ctx context.Context, req *hostrpc.Request) (jsontext.Value, *wire.RPCError) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, req.Method+" "+req.Caller.Principal+"/"+req.Caller.Owner+"/"+req.Caller.Session)
+	r.value = ctx.Value(ctxKey{})
+	return jsontext.Value("[]"), nil
+}
+
+// TestRequestsCarryTheCallersContext checks that the code's requests reach
+// the router naming their session and principal, with the run_python
+// request's context values (the client, for approvals), but not its
+// cancellation.
+func TestRequestsCarryTheCallersContext(t *testing.T) {
+	router := &recordingRouter{}
+	m := newManager(t, Options{Router: router})
+	ctx := context.WithValue(context.Background(), ctxKey{}, "the client")
+	r := m.Run(ctx, Request{Owner: "conn-1", Session: "s", Principal: "alice", Code: "from mcp import runtime\nprint(runtime.list_servers_sync())"})
+	if r.Status != StatusSuccess || stdout(r) != "()" {
+		t.Fatalf("run: %+v", r)
+	}
+	if len(router.seen) != 1 || router.seen[0] != "list_servers alice/conn-1/s" || router.value != "the client" {
+		t.Fatalf("router saw %v with value %v", router.seen, router.value)
 	}
 }

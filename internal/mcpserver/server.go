@@ -20,6 +20,7 @@ import (
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/obs"
+	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/render"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -179,6 +180,7 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			return s.toolResult(res), nil
 		}
 		defer s.calls.release(client)
+		ctx = peer.With(ctx, peer.FromSession(req.Session, client))
 		res = s.opts.Executor.Run(ctx, executor.Request{
 			Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
 			Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,

@@ -1,0 +1,52 @@
+// Package peer carries the MCP client behind a run_python call down to the
+// layers that need it while the call's code runs: the principal it acts for,
+// its name, and a way to ask its user a question (elicitation). mcpserver
+// attaches it to the call's context; the executor hands that context's
+// values to every request the code makes.
+package peer
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Peer is the client of one run_python call.
+type Peer struct {
+	Principal  string // token name or OAuth subject; "default" over stdio
+	ClientName string // the client's self-reported name (initialize clientInfo)
+	// Elicit asks the client's user; nil when the client cannot be asked
+	// (it did not declare form elicitation).
+	Elicit func(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+}
+
+type key struct{}
+
+// With returns ctx carrying p.
+func With(ctx context.Context, p *Peer) context.Context { return context.WithValue(ctx, key{}, p) }
+
+// From returns the peer ctx carries, or nil.
+func From(ctx context.Context) *Peer {
+	p, _ := ctx.Value(key{}).(*Peer)
+	return p
+}
+
+// FromSession describes the client of ss acting for principal.
+func FromSession(ss *mcp.ServerSession, principal string) *Peer {
+	p := &Peer{Principal: principal}
+	if ss == nil {
+		return p
+	}
+	ip := ss.InitializeParams()
+	if ip != nil && ip.ClientInfo != nil {
+		p.ClientName = ip.ClientInfo.Name
+	}
+	if ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+		caps := ip.Capabilities.Elicitation
+		// No sub-capability at all means form, for older clients.
+		if caps.Form != nil || caps.URL == nil {
+			p.Elicit = ss.Elicit
+		}
+	}
+	return p
+}
