@@ -1,0 +1,154 @@
+// Package approval asks a human whether a nested tool call that the policy
+// marked "ask" may go ahead. The question goes to the user of the MCP client
+// behind the run_python call (form elicitation) — never to the code, which
+// cannot answer for itself. An approval may be remembered for the rest of
+// the session; no answer, a decline, a timeout or a client that cannot be
+// asked all mean no.
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/codemode/codemode/internal/peer"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Request is one call waiting for approval.
+type Request struct {
+	Principal, Session string
+	Server, Tool       string
+	Arguments          jsontext.Value // as they will be sent
+	Reason             string         // the rule's reason
+	Rule               string         // which rule asked ("rules[2]", "default")
+}
+
+// Answer is the human's decision.
+type Answer struct {
+	Allowed  bool
+	Approver string // who answered ("client:<name>", or "session" when remembered)
+	// Why explains a refusal to the code (and the model), including how to
+	// allow the call for good.
+	Why string
+}
+
+// Options configure an Approver.
+type Options struct {
+	// Timeout bounds the wait for an answer (default 2 minutes).
+	Timeout time.Duration
+	// MaxArgChars bounds the arguments shown in the question (default 600).
+	MaxArgChars int
+}
+
+// Approver asks and remembers "allow for this session" answers.
+type Approver struct {
+	opts Options
+
+	mu         sync.Mutex
+	remembered map[rememberKey]bool
+}
+
+type rememberKey struct{ principal, session, server, tool string }
+
+// New returns an Approver.
+func New(opts Options) *Approver {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	if opts.MaxArgChars <= 0 {
+		opts.MaxArgChars = 600
+	}
+	return &Approver{opts: opts, remembered: map[rememberKey]bool{}}
+}
+
+// Ask decides req: a remembered approval, else the answer of the user of the
+// client in ctx (see peer). The error is only for a cancelled ctx.
+func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
+	k := rememberKey{req.Principal, req.Session, req.Server, req.Tool}
+	a.mu.Lock()
+	ok := a.remembered[k]
+	a.mu.Unlock()
+	if ok {
+		return Answer{Allowed: true, Approver: "session"}, nil
+	}
+	how := fmt.Sprintf("to allow it without asking, add a rule with decision = \"allow\" for server %q and tool %q to the policy file", req.Server, req.Tool)
+	p := peer.From(ctx)
+	if p == nil || p.Elicit == nil {
+		return Answer{Why: fmt.Sprintf("%s.%s needs a human's approval, and this client cannot ask its user (no elicitation support); %s", req.Server, req.Tool, how)}, nil
+	}
+	askCtx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	res, err := p.Elicit(askCtx, &mcp.ElicitParams{Mode: "form", Message: a.question(req), RequestedSchema: schema})
+	switch {
+	case ctx.Err() != nil:
+		return Answer{}, ctx.Err()
+	case errors.Is(askCtx.Err(), context.DeadlineExceeded):
+		return Answer{Why: fmt.Sprintf("%s.%s was not approved within %s; %s", req.Server, req.Tool, a.opts.Timeout, how)}, nil
+	case err != nil:
+		return Answer{Why: fmt.Sprintf("asking the user to approve %s.%s failed (%v); %s", req.Server, req.Tool, err, how)}, nil
+	}
+	approver := "client"
+	if p.ClientName != "" {
+		approver += ":" + p.ClientName
+	}
+	if res.Action != "accept" || res.Content["approve"] != true {
+		action := res.Action
+		if action == "accept" {
+			action = "decline"
+		}
+		return Answer{Approver: approver, Why: fmt.Sprintf("the user did not approve %s.%s (%s); %s", req.Server, req.Tool, action, how)}, nil
+	}
+	if res.Content["remember"] == true {
+		a.mu.Lock()
+		a.remembered[k] = true
+		a.mu.Unlock()
+	}
+	return Answer{Allowed: true, Approver: approver}, nil
+}
+
+// Forget drops what was remembered for a session (it was reset or closed).
+func (a *Approver) Forget(principal, session string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.remembered {
+		if k.principal == principal && k.session == session {
+			delete(a.remembered, k)
+		}
+	}
+}
+
+var schema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approve":  map[string]any{"type": "boolean", "title": "Allow this call", "default": false},
+		"remember": map[string]any{"type": "boolean", "title": "Allow this tool for the rest of the session", "default": false},
+	},
+	"required": []string{"approve"},
+}
+
+// question is what the user reads: what would run, with what, and why it
+// needs them.
+func (a *Approver) question(req Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Code running in codemode session %q wants to call %s.%s", req.Session, req.Server, req.Tool)
+	if len(req.Arguments) > 0 {
+		args := string(req.Arguments)
+		if utf8.RuneCountInString(args) > a.opts.MaxArgChars {
+			r := []rune(args)
+			args = string(r[:a.opts.MaxArgChars]) + fmt.Sprintf("… (%d more characters)", len(r)-a.opts.MaxArgChars)
+		}
+		fmt.Fprintf(&b, " with arguments %s", args)
+	}
+	b.WriteString(".")
+	if req.Reason != "" {
+		fmt.Fprintf(&b, " Policy: %s.", req.Reason)
+	}
+	b.WriteString(" Allow it?")
+	return b.String()
+}
