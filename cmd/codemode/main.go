@@ -4,11 +4,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/codemode/codemode/internal/cli"
+	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
 )
 
@@ -16,6 +18,12 @@ func main() {
 	// The binary re-executes itself as the native sandbox's init.
 	if linuxns.IsInit() {
 		os.Exit(linuxns.InitMain())
+	}
+	// While this process holds its owner lock, other codemodes leave the
+	// containers and directories it labels alone.
+	owner, err := sandbox.ClaimOwner()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "codemode: %v: codemodes that cannot see this one in /proc may take its containers for leftovers\n", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	home, _ := os.UserHomeDir()
@@ -27,5 +35,8 @@ func main() {
 	code := cli.Run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Environ: os.Environ(), Home: home, Cwd: cwd, Self: self})
 	stop()
+	if owner != nil {
+		owner.Release()
+	}
 	os.Exit(code)
 }

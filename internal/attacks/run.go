@@ -179,10 +179,6 @@ type runner struct {
 // they may aim at and the limits in force.
 func (r *runner) hostInfo(environ []string) (string, error) {
 	s, fx := r.settings, r.fx
-	var denied []string
-	for _, d := range seccomp.Denied {
-		denied = append(denied, d.Name)
-	}
 	host := map[string]any{
 		"backend":         r.backend,
 		"home":            fx.home,
@@ -202,7 +198,7 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 		"upstream":        upstreamName,
 		"victim_key":      fx.victimKey,
 		"victim_files":    fx.victimFiles,
-		"seccomp_denied":  denied,
+		"seccomp_denied":  seccomp.Denied,
 		"limits": map[string]any{"memory": s.MemoryBytes, "pids": s.PIDs, "cpus": s.CPUs,
 			"tmp": s.TmpBytes, "workspace": s.WorkspaceBytes},
 	}

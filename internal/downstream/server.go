@@ -211,7 +211,7 @@ func (s *server) startProcess(c *connection) (mcp.Transport, error) {
 	cmd.Dir = s.cfg.Cwd
 	// A group of its own, so shutdown reaches what the server starts (npx
 	// runs node as a grandchild).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childProcAttr()
 	c.stderr = &stderrLog{log: s.log}
 	cmd.Stderr = c.stderr
 	stdin, err := cmd.StdinPipe()

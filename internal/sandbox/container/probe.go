@@ -75,7 +75,10 @@ func (b *Backend) writeProfile() error {
 		return fmt.Errorf("state dir: %w", err)
 	}
 	path := filepath.Join(dir, "seccomp-codemode.json")
-	data := seccomp.OCIProfile()
+	data, err := seccomp.OCIProfile()
+	if err != nil {
+		return fmt.Errorf("%w: %v", sandbox.ErrUnsupported, err)
+	}
 	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, data) {
 		tmp := path + ".tmp"
 		if err := os.WriteFile(tmp, data, 0o644); err != nil {

@@ -1,14 +1,3 @@
-// Package linuxns is codemode's built-in, daemon-less Linux sandbox. The
-// codemode binary re-executes itself (see InitMain) as pid 1 of new user,
-// mount, pid, network, IPC, UTS and cgroup namespaces; that init builds a
-// read-only root from the host's system directories (or a rootfs directory),
-// mounts a fresh /proc, a minimal /dev and size-limited noexec tmpfs /tmp and
-// /workspace, brings up lo, drops every capability, sets no_new_privs,
-// applies Landlock and a seccomp filter, and starts the command as uid 65534.
-// Memory, pids and CPU are limited with cgroup v2 or v1 when a writable
-// hierarchy exists, else with rlimits; Probe says which.
-//
-// It must pass sandboxtest.Run like every other backend.
 package linuxns
 
 import (
@@ -34,25 +23,6 @@ import (
 	"github.com/codemode/codemode/internal/sandbox/seccomp"
 	"golang.org/x/sys/unix"
 )
-
-// Options configure the backend. The zero value is usable.
-type Options struct {
-	// Rootfs is a directory holding a root filesystem (e.g. an unpacked
-	// Python image). Empty means the host's /usr, /bin, /sbin and /lib*
-	// with a generated minimal /etc.
-	Rootfs string
-	// InitBinary is the codemode executable to re-execute as the init
-	// (default /proc/self/exe). Tests point it at a built codemode binary.
-	InitBinary string
-	// UIDBase is the first host uid given to sandboxes when codemode runs as
-	// root; each live session gets its own uid from here on. Unprivileged
-	// codemode maps the sandbox user to its own uid.
-	UIDBase int
-	// DisableLandlock turns off the Landlock layer (for kernels where it
-	// misbehaves); the capabilities report says so.
-	DisableLandlock bool
-	Logger          *slog.Logger
-}
 
 // Defaults applied to zero Limits.
 const (

@@ -17,13 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// InitArg0 is the argv[0] with which codemode re-executes itself as the
-// sandbox init. cmd/codemode checks it before anything else runs.
-const InitArg0 = "codemode-sandbox-init"
-
-// IsInit reports whether this process was started as a sandbox init.
-func IsInit() bool { return len(os.Args) > 0 && os.Args[0] == InitArg0 }
-
 // Paths inside the staging root the init builds the sandbox in.
 const (
 	stagingDir = "/tmp"     // mounted over (in the init's private mount namespace only)

@@ -1,12 +1,26 @@
 package seccomp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"runtime"
+	"slices"
+)
 
 // OCIProfile returns the policy as an OCI seccomp profile (the JSON that
-// `podman run --security-opt seccomp=FILE` and docker accept). Only x86_64
-// is listed, so syscalls of another ABI (x32, i386) are refused by the
+// `podman run --security-opt seccomp=FILE` and docker accept) for this
+// machine's architecture, whose Linux VM runs the containers on macOS too.
+func OCIProfile() ([]byte, error) {
+	return ociProfile(runtime.GOARCH)
+}
+
+// ociProfile builds the profile for goarch. Only its native ABI is listed,
+// so syscalls of another ABI (x32, i386, AArch32) are refused by the
 // engine's bad-architecture action.
-func OCIProfile() []byte {
+func ociProfile(goarch string) ([]byte, error) {
+	a, err := archFor(goarch)
+	if err != nil {
+		return nil, err
+	}
 	type arg struct {
 		Index    uint   `json:"index"`
 		Value    uint64 `json:"value"`
@@ -19,9 +33,11 @@ func OCIProfile() []byte {
 		ErrnoRet uint     `json:"errnoRet"`
 		Args     []arg    `json:"args,omitempty"`
 	}
-	names := make([]string, len(Denied))
-	for i, s := range Denied {
-		names[i] = s.Name
+	var names []string
+	for _, name := range Denied {
+		if !slices.Contains(a.absent, name) {
+			names = append(names, name)
+		}
 	}
 	rules := []rule{
 		{Names: names, Action: "SCMP_ACT_ERRNO", ErrnoRet: eperm},
@@ -35,12 +51,8 @@ func OCIProfile() []byte {
 	profile := map[string]any{
 		"defaultAction":   "SCMP_ACT_ALLOW",
 		"defaultErrnoRet": eperm,
-		"architectures":   []string{"SCMP_ARCH_X86_64"},
+		"architectures":   []string{a.oci},
 		"syscalls":        rules,
 	}
-	data, err := json.MarshalIndent(profile, "", "  ")
-	if err != nil {
-		panic(err) // static data
-	}
-	return data
+	return json.MarshalIndent(profile, "", "  ")
 }

@@ -5,39 +5,64 @@
 // while the kernel surfaces an escape would use are few and well known. The
 // engines' own default profiles are not used: podman's allows unshare,
 // setns, mount, keyctl and ptrace.
+//
+// The policy names syscalls; their numbers differ per architecture and come
+// from golang.org/x/sys/unix for the architecture the filter is built for
+// (x86_64 and arm64).
 package seccomp
 
-// Syscall is a denied system call (x86_64 number).
-type Syscall struct {
-	Name string
-	Nr   uint32
-}
+import "fmt"
 
 // Denied are refused with EPERM. clone is handled separately (only its
 // namespace flags are refused) and clone3 gets ENOSYS so that glibc falls
 // back to clone, whose flags a classic BPF filter can inspect (clone3
 // passes them in memory).
-var Denied = []Syscall{
+var Denied = []string{
 	// mounts and namespaces
-	{"mount", 165}, {"umount2", 166}, {"pivot_root", 155}, {"chroot", 161}, {"unshare", 272}, {"setns", 308},
-	{"fsopen", 430}, {"fsconfig", 431}, {"fsmount", 432}, {"fspick", 433}, {"move_mount", 429}, {"open_tree", 428},
-	{"mount_setattr", 442},
+	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+	"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
+	"mount_setattr",
 	// other processes' memory and descriptors
-	{"ptrace", 101}, {"process_vm_readv", 310}, {"process_vm_writev", 311}, {"kcmp", 312}, {"pidfd_getfd", 438},
+	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
 	// kernel attack surface
-	{"bpf", 321}, {"perf_event_open", 298}, {"userfaultfd", 323}, {"keyctl", 250}, {"add_key", 248},
-	{"request_key", 249}, {"io_uring_setup", 425}, {"io_uring_enter", 426}, {"io_uring_register", 427},
+	"bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
+	"request_key", "io_uring_setup", "io_uring_enter", "io_uring_register",
 	// modules, kexec, the machine itself
-	{"init_module", 175}, {"finit_module", 313}, {"delete_module", 176}, {"create_module", 174},
-	{"get_kernel_syms", 177}, {"query_module", 178}, {"kexec_load", 246}, {"kexec_file_load", 320},
-	{"reboot", 169}, {"swapon", 167}, {"swapoff", 168}, {"syslog", 103}, {"acct", 163}, {"quotactl", 179},
-	{"settimeofday", 164}, {"clock_settime", 227}, {"clock_adjtime", 305}, {"adjtimex", 159},
-	{"sethostname", 170}, {"setdomainname", 171}, {"vhangup", 153}, {"iopl", 172}, {"ioperm", 173},
-	{"modify_ldt", 154}, {"nfsservctl", 180}, {"fanotify_init", 300}, {"lookup_dcookie", 212},
+	"init_module", "finit_module", "delete_module", "create_module",
+	"get_kernel_syms", "query_module", "kexec_load", "kexec_file_load",
+	"reboot", "swapon", "swapoff", "syslog", "acct", "quotactl",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"sethostname", "setdomainname", "vhangup", "iopl", "ioperm",
+	"modify_ldt", "nfsservctl", "fanotify_init", "lookup_dcookie",
 	// file handles bypass path checks; personality can re-enable legacy quirks
-	{"open_by_handle_at", 304}, {"name_to_handle_at", 303}, {"personality", 135},
+	"open_by_handle_at", "name_to_handle_at", "personality",
 	// obsolete interfaces nobody needs
-	{"uselib", 134}, {"ustat", 136}, {"sysfs", 139}, {"_sysctl", 156},
+	"uselib", "ustat", "sysfs", "_sysctl",
+}
+
+// arch is what the policy knows about an architecture besides syscall
+// numbers.
+type arch struct {
+	oci string // the architecture's name in OCI seccomp profiles
+	// absent are Denied syscalls the architecture never had (arm64 uses the
+	// generic syscall table, without x86's legacy entries): nothing to refuse.
+	absent []string
+}
+
+// archFor returns the policy's view of a GOARCH. Only the native ABI of
+// each is covered: a compat ABI (i386 and x32 on x86_64, AArch32 on arm64)
+// would give syscall numbers other meanings, so it is refused outright.
+func archFor(goarch string) (arch, error) {
+	switch goarch {
+	case "amd64":
+		return arch{oci: "SCMP_ARCH_X86_64"}, nil
+	case "arm64":
+		return arch{oci: "SCMP_ARCH_AARCH64", absent: []string{
+			"create_module", "get_kernel_syms", "query_module", "iopl", "ioperm",
+			"modify_ldt", "uselib", "ustat", "sysfs", "_sysctl",
+		}}, nil
+	}
+	return arch{}, fmt.Errorf("seccomp: architecture %s not supported (amd64 and arm64 are)", goarch)
 }
 
 // Clone flags that create namespaces. CLONE_NEWTIME (0x80) is left out on
@@ -58,10 +83,8 @@ var namespaceFlags = []uint64{cloneNewNS, cloneNewCgroup, cloneNewUTS, cloneNewI
 const NamespaceCloneFlags = cloneNewNS | cloneNewCgroup | cloneNewUTS | cloneNewIPC | cloneNewUser | cloneNewPID | cloneNewNet
 
 const (
-	nrClone  = 56
-	nrClone3 = 435
-	eperm    = 1
-	enosys   = 38
+	eperm  = 1
+	enosys = 38
 )
 
 // Summary describes the policy for capability reports.

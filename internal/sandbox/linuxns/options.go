@@ -1,0 +1,32 @@
+package linuxns
+
+import (
+	"log/slog"
+	"os"
+)
+
+// Options configure the backend. The zero value is usable.
+type Options struct {
+	// Rootfs is a directory holding a root filesystem (e.g. an unpacked
+	// Python image). Empty means the host's /usr, /bin, /sbin and /lib*
+	// with a generated minimal /etc.
+	Rootfs string
+	// InitBinary is the codemode executable to re-execute as the init
+	// (default /proc/self/exe). Tests point it at a built codemode binary.
+	InitBinary string
+	// UIDBase is the first host uid given to sandboxes when codemode runs as
+	// root; each live session gets its own uid from here on. Unprivileged
+	// codemode maps the sandbox user to its own uid.
+	UIDBase int
+	// DisableLandlock turns off the Landlock layer (for kernels where it
+	// misbehaves); the capabilities report says so.
+	DisableLandlock bool
+	Logger          *slog.Logger
+}
+
+// InitArg0 is the argv[0] with which codemode re-executes itself as the
+// sandbox init. cmd/codemode checks it before anything else runs.
+const InitArg0 = "codemode-sandbox-init"
+
+// IsInit reports whether this process was started as a sandbox init.
+func IsInit() bool { return len(os.Args) > 0 && os.Args[0] == InitArg0 }
