@@ -88,6 +88,10 @@ type Settings struct {
 	HTTPSessionTimeout time.Duration // idle MCP sessions over HTTP are closed
 	ServerStart        time.Duration // bound on starting a downstream MCP server
 	ToolTimeout        time.Duration // bound on one downstream tool call
+	Policy             string        // policy file over nested tool calls ("" = allow everything)
+	AuditLog           string        // hash-chained audit log of decisions and calls ("" = none)
+	AuditMaxBytes      int64         // rotate the audit log past this size
+	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
 }
 
 // Source tells where an effective value came from.
@@ -217,6 +221,14 @@ var registry = []setting{
 		doc: "how long a downstream MCP server may take to start, initialize and list its tools", apply: func(s *Settings, v any) { s.ServerStart = v.(time.Duration) }},
 	{name: "tool-timeout", env: []string{"CODEMODE_TOOL_TIMEOUT"}, def: "120s", kind: kDuration,
 		doc: "how long one downstream tool call may take (a server's own setting wins)", apply: func(s *Settings, v any) { s.ToolTimeout = v.(time.Duration) }},
+	{name: "policy", env: []string{"CODEMODE_POLICY"}, kind: kPath,
+		doc: "policy file (TOML, JSON or YAML) deciding every tool call made from code; reloaded on change and SIGHUP", apply: func(s *Settings, v any) { s.Policy = v.(string) }},
+	{name: "audit-log", env: []string{"CODEMODE_AUDIT_LOG"}, kind: kPath,
+		doc: "append a hash-chained JSON line per policy decision and per completed tool call (check with `codemode audit verify`)", apply: func(s *Settings, v any) { s.AuditLog = v.(string) }},
+	{name: "audit-max-bytes", env: []string{"CODEMODE_AUDIT_MAX_BYTES"}, def: "100m", kind: kBytes,
+		doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
+	{name: "approval-timeout", env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
+		doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
 	{name: "disable-landlock", env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 		doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 }
