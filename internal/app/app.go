@@ -1,19 +1,20 @@
 // Package app wires codemode together from its settings: the sandbox
-// backend, the executor, the MCP server. Only cmd/codemode (through cli) and
-// the end-to-end tests know every package; App is shared by both.
+// backend, the executor, the MCP server, and what each command needs (doctor's
+// targets, the attack suite's settings, server probes, image builds). The
+// table of sandbox backends (Backends) lives here, and everything that
+// knows backend names reads it: selection, the backend setting's choices,
+// doctor, the attack suite and the help text. cli only parses flags and
+// prints; App is shared by it and the end-to-end tests.
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/downstream"
@@ -23,8 +24,6 @@ import (
 	"github.com/codemode/codemode/internal/proxy"
 	"github.com/codemode/codemode/internal/pyruntime"
 	"github.com/codemode/codemode/internal/sandbox"
-	"github.com/codemode/codemode/internal/sandbox/container"
-	"github.com/codemode/codemode/internal/sandbox/linuxns"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/statestore"
@@ -92,7 +91,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		log.Warn(msg + "; running anyway because a weaker sandbox is allowed")
 	}
-	limits := Limits(s)
+	limits := sandboxLimits(s)
 	catalog := tooldocs.NewCatalog(nil)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
@@ -207,59 +206,6 @@ func readableByOthers(dir string) error {
 	}
 }
 
-// Ready starts a throw-away sandbox to show the backend can run one
-// (for /readyz).
-func (a *App) Ready(ctx context.Context) error {
-	sb, err := a.Backend.Start(ctx, sandbox.Spec{ID: "ready-" + strconv.FormatInt(time.Now().UnixNano(), 36),
-		Command: []string{a.Settings.Python, "-c", "pass"}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Limits: Limits(a.Settings)})
-	if err != nil {
-		return err
-	}
-	defer sb.Kill(context.Background())
-	sb.Stdin().Close()
-	go io.Copy(io.Discard, sb.Stdout())
-	go io.Copy(io.Discard, sb.Stderr())
-	exit, err := sb.Wait(ctx)
-	if err != nil {
-		return err
-	}
-	if exit.Code != 0 {
-		return fmt.Errorf("test sandbox %s", exit)
-	}
-	return nil
-}
-
-// HTTPOptions builds the HTTP transport's options from the settings.
-func (a *App) HTTPOptions() (mcpserver.HTTPOptions, error) {
-	s := a.Settings
-	tokens, err := mcpserver.LoadTokens(s.TokensFile, s.Tokens)
-	if err != nil {
-		return mcpserver.HTTPOptions{}, err
-	}
-	origins := splitList(s.AllowedOrigins)
-	return mcpserver.HTTPOptions{Addr: s.HTTP, Path: s.HTTPPath, Tokens: tokens, OAuth: OAuthOptions(s), AllowUnauthenticated: s.AllowUnauth,
-		PublicURL: s.PublicURL, AllowedOrigins: origins, MaxRequestBytes: s.MaxRequestBytes, SessionTimeout: s.HTTPSessionTimeout, Ready: a.Ready}, nil
-}
-
-// OAuthOptions is the OAuth resource-server configuration, nil without an
-// issuer.
-func OAuthOptions(s settings.Settings) *mcpserver.OAuth {
-	if s.OAuthIssuer == "" {
-		return nil
-	}
-	return &mcpserver.OAuth{Issuer: s.OAuthIssuer, Audience: s.OAuthAudience, Scopes: splitList(s.OAuthScopes)}
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, x := range strings.Split(v, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // Close ends every session and stops the downstream servers.
 func (a *App) Close() {
 	a.Executor.Close()
@@ -267,65 +213,10 @@ func (a *App) Close() {
 	os.RemoveAll(a.sessionsDir)
 }
 
-// NewBackend builds the named backend ("native", "podman", "docker",
-// "gvisor") from the settings.
-func NewBackend(name string, s settings.Settings, environ []string, log *slog.Logger) sandbox.Backend {
-	if name == "native" {
-		return linuxns.New(&linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Logger: log})
-	}
-	opts := &container.Options{Name: name, OCIRuntime: s.OCIRuntime, Image: s.Image, User: s.ContainerUser,
-		StateDir: s.StateDir, Env: environ, Pull: s.Pull, Logger: log.With("backend", name)}
-	// --runtime names the engine; for gvisor it picks which engine runs
-	// runsc (podman by default, docker with --runtime docker).
-	if s.Runtime != "" {
-		opts.Command = []string{s.Runtime}
-	}
-	return container.New(opts)
-}
-
-// Candidates lists the backends the settings allow, in preference order:
-// the configured one, or for "auto" the native backend, then podman, then
-// docker. The reference project's MCP_BRIDGE_RUNTIME (podman, docker or a
-// path) picks a container engine when the backend is auto.
-func Candidates(s settings.Settings) []string {
-	switch s.Backend {
-	case "auto":
-		if s.Runtime != "" {
-			if strings.Contains(strings.ToLower(filepath.Base(s.Runtime)), "docker") {
-				return []string{"docker"}
-			}
-			return []string{"podman"}
-		}
-		return []string{"native", "podman", "docker"}
-	default:
-		return []string{s.Backend}
-	}
-}
-
-// selectBackend probes the candidates and returns the first that works.
-func selectBackend(ctx context.Context, s settings.Settings, environ []string, log *slog.Logger) (sandbox.Backend, sandbox.Capabilities, error) {
-	var errs []error
-	for _, name := range Candidates(s) {
-		b := NewBackend(name, s, environ, log)
-		caps, err := b.Probe(ctx)
-		if err == nil {
-			return b, caps, nil
-		}
-		log.Info("sandbox backend unavailable", "backend", b.Name(), "error", err)
-		errs = append(errs, fmt.Errorf("%s: %w", b.Name(), err))
-	}
-	return nil, sandbox.Capabilities{}, fmt.Errorf("no sandbox backend can run here (run `codemode doctor` for details): %w", errors.Join(errs...))
-}
-
-// Limits returns the sandbox limits the settings ask for.
-func Limits(s settings.Settings) sandbox.Limits {
+// sandboxLimits returns the sandbox limits the settings ask for.
+func sandboxLimits(s settings.Settings) sandbox.Limits {
 	return sandbox.Limits{MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, NoFile: s.NoFile,
 		TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes}
-}
-
-// Required lists the protections the settings ask for.
-func Required(s settings.Settings) []string {
-	return required(s)
 }
 
 // required lists the protections the settings ask for.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/app"
 	"github.com/codemode/codemode/internal/attacks"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/testenv"
@@ -165,7 +166,7 @@ func backendSettings(t *testing.T, b string) (settings.Settings, []string, [][]s
 			environ = append(environ, "DOCKER_HOST="+docker[i+1])
 		}
 	}
-	s, _, err := settings.Load(flags, settings.EnvFromList(environ, os.Getenv("HOME")))
+	s, _, err := app.SettingsRegistry().Load(flags, settings.EnvFromList(environ, os.Getenv("HOME")))
 	if err != nil {
 		t.Fatal(err)
 	}

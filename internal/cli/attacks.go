@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/codemode/codemode/internal/app"
 	"github.com/codemode/codemode/internal/attacks"
 )
 
@@ -20,7 +20,7 @@ func attacksCmd(ctx context.Context, args []string, sio IO) (int, error) {
 	fs := flag.NewFlagSet("attacks", flag.ContinueOnError)
 	fs.SetOutput(sio.Stderr)
 	setFlags := settingsFlags(fs)
-	backends := fs.String("backends", "", "backends to attack, comma-separated (default: the one --backend selects; auto = native)")
+	backends := fs.String("backends", "", "backends to attack, comma-separated: "+backendNames()+" (default: the one --backend selects; auto = the first it tries)")
 	only := fs.String("only", "", "run only these attacks (names, comma-separated)")
 	runsc := fs.String("runsc", "runsc", "gVisor's runsc for the gvisor backend (name or path)")
 	width := fs.Int("width", 80, "cut each cell's explanation to this many characters (0 = uncut)")
@@ -50,30 +50,13 @@ func attacksCmd(ctx context.Context, args []string, sio IO) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	names := strings.Split(*backends, ",")
-	if *backends == "" {
-		names = []string{s.Backend}
-		if s.Backend == "auto" {
-			names = []string{"native"}
-		}
+	targets, err := app.AttackSettings(s, *backends, *runsc)
+	if err != nil {
+		return 2, usageError{err}
 	}
 	var all []attacks.Result
-	for _, b := range names {
-		bs := s
-		bs.Backend = b
-		// One --oci-runtime cannot serve both runc engines and gVisor.
-		isRunsc := strings.Contains(bs.OCIRuntime, "runsc")
-		switch {
-		case b == "gvisor" && !isRunsc:
-			bs.OCIRuntime = *runsc
-		case b != "gvisor" && isRunsc:
-			bs.OCIRuntime = ""
-		}
-		// --runtime names one engine; the other engine's column uses its own.
-		engine := strings.ToLower(filepath.Base(bs.Runtime))
-		if (b == "podman" && strings.Contains(engine, "docker")) || (b == "docker" && strings.Contains(engine, "podman")) {
-			bs.Runtime = ""
-		}
+	for _, bs := range targets {
+		b := bs.Backend
 		fmt.Fprintf(sio.Stderr, "codemode attacks: %d attacks on %s\n", len(corpus), b)
 		start := time.Now()
 		results, err := attacks.Run(ctx, attacks.Options{Settings: bs, Environ: sio.Environ, Attacks: corpus, Log: io.Discard,

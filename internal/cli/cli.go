@@ -11,16 +11,13 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/codemode/codemode/internal/app"
-	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
-	"github.com/codemode/codemode/internal/interpreter"
-	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/obs"
 	"github.com/codemode/codemode/internal/settings"
 )
@@ -109,7 +106,12 @@ Usage:
   codemode version
 
 Run "codemode serve -h" for the settings (each also has a CODEMODE_* variable).
+
+Sandbox backends (--backend):
 `)
+	for _, c := range app.BackendChoices() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.Name, c.Summary)
+	}
 }
 
 func versionString() string {
@@ -126,13 +128,20 @@ func versionString() string {
 // settingsFlags registers one flag per setting and returns a function that
 // reports the flags the user set.
 func settingsFlags(fs *flag.FlagSet) func() map[string]string {
-	for _, name := range settings.Names() {
-		fs.String(name, "", settings.Doc(name)+" (default "+quoteDefault(settings.Default(name))+")")
+	reg := app.SettingsRegistry()
+	for _, name := range reg.Names() {
+		usage := reg.Doc(name) + " (default " + quoteDefault(reg.Default(name)) + ")"
+		for _, c := range reg.Choices(name) {
+			if c.Summary != "" {
+				usage += fmt.Sprintf("\n%-8s %s", c.Name, c.Summary)
+			}
+		}
+		fs.String(name, "", usage)
 	}
 	return func() map[string]string {
 		set := map[string]string{}
 		fs.Visit(func(f *flag.Flag) {
-			if _, ok := set[f.Name]; !ok && isSetting(f.Name) {
+			if _, ok := set[f.Name]; !ok && slices.Contains(reg.Names(), f.Name) {
 				set[f.Name] = f.Value.String()
 			}
 		})
@@ -147,17 +156,8 @@ func quoteDefault(s string) string {
 	return s
 }
 
-func isSetting(name string) bool {
-	for _, n := range settings.Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
 func loadSettings(flags map[string]string, sio IO) (settings.Settings, []settings.Source, error) {
-	return settings.Load(flags, settings.EnvFromList(sio.Environ, sio.Home))
+	return app.SettingsRegistry().Load(flags, settings.EnvFromList(sio.Environ, sio.Home))
 }
 
 func serve(ctx context.Context, args []string, sio IO) error {
@@ -176,31 +176,17 @@ func serve(ctx context.Context, args []string, sio IO) error {
 	if err != nil {
 		return err
 	}
-	log := obs.NewLogger(sio.Stderr, s.LogLevel)
-	if s.HTTP != "" {
-		// Refuse an unsafe configuration before starting anything.
-		tokens, err := mcpserver.LoadTokens(s.TokensFile, s.Tokens)
-		if err != nil {
-			return err
-		}
-		if err := mcpserver.CheckHTTPOptions(mcpserver.HTTPOptions{Addr: s.HTTP, Path: s.HTTPPath, Tokens: tokens, OAuth: app.OAuthOptions(s), AllowUnauthenticated: s.AllowUnauth}); err != nil {
-			return err
-		}
+	// Refuse an unsafe configuration before starting anything.
+	if err := app.CheckHTTP(s); err != nil {
+		return err
 	}
+	log := obs.NewLogger(sio.Stderr, s.LogLevel)
 	a, err := app.New(ctx, s, sio.inputs(files), log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if s.HTTP != "" {
-		opts, err := a.HTTPOptions()
-		if err != nil {
-			return err
-		}
-		return a.Server.ServeHTTP(ctx, opts)
-	}
-	log.Info("serving MCP over stdio", "version", app.Version)
-	return a.Server.RunStdio(ctx)
+	return a.Serve(ctx)
 }
 
 func runCode(ctx context.Context, args []string, sio IO) (int, error) {
@@ -248,16 +234,7 @@ func runCode(ctx context.Context, args []string, sio IO) (int, error) {
 		return 1, err
 	}
 	defer a.Close()
-	res := a.Executor.Run(ctx, executor.Request{
-		Owner: "cli", Code: src, Timeout: s.Timeout,
-		Output: func(stream interpreter.Stream, data []byte) {
-			if stream == interpreter.Stderr {
-				sio.Stderr.Write(data)
-			} else {
-				sio.Stdout.Write(data)
-			}
-		},
-	})
+	res := a.Run(ctx, src, sio.Stdout, sio.Stderr)
 	for _, img := range res.Images {
 		fmt.Fprintf(sio.Stderr, "codemode run: the code returned a %dx%d image (shown to MCP clients, not in a terminal)\n", img.Width, img.Height)
 	}
@@ -322,19 +299,8 @@ func listServers(ctx context.Context, args []string, sio IO) error {
 	}
 	var state func(string) string
 	if *probe {
-		pool := downstream.New(downstream.Options{Servers: res.Servers, StartTimeout: *timeout, BaseEnv: sio.Environ,
-			AllowSelf: res.AllowSelf, ClientName: "codemode", ClientVersion: app.Version})
-		defer pool.Close()
-		var wg sync.WaitGroup
-		for _, s := range res.Servers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				pool.Tools(ctx, s.Name)
-			}()
-		}
-		wg.Wait()
-		state = pool.State
+		states := app.ProbeServers(ctx, res, sio.Environ, *timeout)
+		state = func(name string) string { return states[name] }
 	}
 	if *asJSON {
 		out := res.Redacted()

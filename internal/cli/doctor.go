@@ -7,11 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/codemode/codemode/internal/app"
-	"github.com/codemode/codemode/internal/doctor"
 	"github.com/codemode/codemode/internal/obs"
-	"github.com/codemode/codemode/internal/pyruntime"
-	"github.com/codemode/codemode/internal/sandbox"
-	"github.com/codemode/codemode/internal/sandbox/posture"
 )
 
 // doctorCmd examines every backend; the exit code is 1 when the backend the
@@ -29,20 +25,8 @@ func doctorCmd(ctx context.Context, args []string, sio IO) (int, error) {
 		return 1, err
 	}
 	log := obs.AtLeast(obs.NewLogger(sio.Stderr, s.LogLevel), slog.LevelWarn)
-	template := sandbox.Spec{Limits: app.Limits(s), Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/workspace"}}
-	var targets []doctor.Target
-	for _, name := range []string{"native", "podman", "docker", "gvisor"} {
-		exp := posture.Expect{ImageRoot: name != "native"}
-		if name == "gvisor" {
-			exp.NoLoopback, exp.PtraceAllowed = true, true
-		}
-		targets = append(targets, doctor.Target{Backend: app.NewBackend(name, s, sio.Environ, log), Template: template, Expect: exp})
-	}
-	rep := doctor.Examine(ctx, targets, app.Candidates(s), app.Required(s))
+	rep := app.Doctor(ctx, s, sio.Environ, log)
 	rep.Version = versionString()
-	if b, err := pyruntime.Load(); err == nil {
-		rep.Runtime = b.Hash
-	}
 	if *asJSON {
 		if err := writeJSON(sio.Stdout, rep); err != nil {
 			return 1, err

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/codemode/codemode/internal/app"
 	"github.com/codemode/codemode/internal/image"
 	"github.com/codemode/codemode/internal/obs"
-	"github.com/codemode/codemode/internal/settings"
 )
 
 // imageCmd runs "codemode image SUBCOMMAND".
@@ -50,12 +50,12 @@ native backend.
 	}
 	engine := fs.String("engine", "", "engine to import into: podman, docker or none (default: podman if installed, else docker, else none)")
 	engineCmd := fs.String("engine-cmd", "", `engine command line, split at spaces; overrides --engine (e.g. "podman --runtime runc" or "/usr/bin/docker -H unix:///run/d.sock")`)
-	tag := fs.String("tag", "", "image tag (default localhost/codemode-python:SUITE)")
+	tagFlag := fs.String("tag", "", "image tag (default localhost/codemode-python:SUITE)")
 	rootfs := fs.String("rootfs", "", "directory to build and keep the rootfs in (default STATE-DIR/images/SUITE)")
 	packages := fs.String("packages", strings.Join(image.DefaultPackages, ","), "Debian packages to install, comma-separated (python3 is always added)")
 	suite := fs.String("suite", image.DefaultSuite, "Debian suite")
 	mirror := fs.String("mirror", image.DefaultMirror, "Debian mirror")
-	fs.String("state-dir", "", settings.Doc("state-dir"))
+	fs.String("state-dir", "", app.SettingsRegistry().Doc("state-dir"))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -65,7 +65,7 @@ native backend.
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
-	argv, err := engineCommand(*engine, *engineCmd, exec.LookPath)
+	argv, err := image.EngineCommand(*engine, *engineCmd, exec.LookPath)
 	if err != nil {
 		return usageError{err}
 	}
@@ -88,56 +88,18 @@ native backend.
 	log := obs.NewLogger(sio.Stderr, s.LogLevel)
 
 	dir := *rootfs
-	if dir == "" {
-		dir = filepath.Join(s.StateDir, "images", spec.Suite)
-	} else if !filepath.IsAbs(dir) {
+	if dir != "" && !filepath.IsAbs(dir) {
 		dir = filepath.Join(sio.Cwd, dir)
 	}
-	if *tag == "" {
-		*tag = "localhost/codemode-python:" + spec.Suite
+	dir, tag, err := app.BuildImage(ctx, s, app.ImageBuild{Spec: spec, Dir: dir, Tag: *tagFlag, Engine: argv}, log)
+	if dir != "" {
+		fmt.Fprintln(sio.Stdout, dir)
 	}
-	if _, _, err := image.Build(ctx, dir, spec, &image.BuildOptions{Logger: log}); err != nil {
+	if err != nil {
 		return err
 	}
-	fmt.Fprintln(sio.Stdout, dir)
-	if argv == nil {
-		return nil
+	if tag != "" {
+		fmt.Fprintln(sio.Stdout, tag)
 	}
-	if _, err := (image.Engine{Command: argv, Logger: log}).Import(ctx, dir, *tag); err != nil {
-		return err
-	}
-	fmt.Fprintln(sio.Stdout, *tag)
 	return nil
-}
-
-// engineCommand resolves --engine and --engine-cmd to an engine command
-// line; nil means no engine.
-func engineCommand(engine, engineCmd string, lookPath func(string) (string, error)) ([]string, error) {
-	if engineCmd != "" {
-		argv := strings.Fields(engineCmd)
-		if len(argv) == 0 {
-			return nil, errors.New("--engine-cmd is blank")
-		}
-		if _, err := lookPath(argv[0]); err != nil {
-			return nil, fmt.Errorf("--engine-cmd: %w", err)
-		}
-		return argv, nil
-	}
-	switch engine {
-	case "":
-		for _, name := range []string{"podman", "docker"} {
-			if _, err := lookPath(name); err == nil {
-				return []string{name}, nil
-			}
-		}
-		return nil, nil
-	case "none":
-		return nil, nil
-	case "podman", "docker":
-		if _, err := lookPath(engine); err != nil {
-			return nil, fmt.Errorf("--engine %s: %w", engine, err)
-		}
-		return []string{engine}, nil
-	}
-	return nil, fmt.Errorf("--engine %q: want podman, docker or none", engine)
 }

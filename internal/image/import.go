@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,6 +20,41 @@ import (
 type Engine struct {
 	Command []string
 	Logger  *slog.Logger // nil logs nothing
+}
+
+// EngineCommand resolves `codemode image build`'s --engine (podman,
+// docker, none, or "" for podman if installed, else docker, else none) and
+// --engine-cmd (a command line, split at spaces, that wins) to an engine
+// command line; nil means no engine. lookPath is exec.LookPath.
+func EngineCommand(engine, engineCmd string, lookPath func(string) (string, error)) ([]string, error) {
+	if engineCmd != "" {
+		argv := strings.Fields(engineCmd)
+		if len(argv) == 0 {
+			return nil, errors.New("--engine-cmd is blank")
+		}
+		if _, err := lookPath(argv[0]); err != nil {
+			return nil, fmt.Errorf("--engine-cmd: %w", err)
+		}
+		return argv, nil
+	}
+	engines := []string{"podman", "docker"}
+	switch {
+	case engine == "":
+		for _, name := range engines {
+			if _, err := lookPath(name); err == nil {
+				return []string{name}, nil
+			}
+		}
+		return nil, nil
+	case engine == "none":
+		return nil, nil
+	case slices.Contains(engines, engine):
+		if _, err := lookPath(engine); err != nil {
+			return nil, fmt.Errorf("--engine %s: %w", engine, err)
+		}
+		return []string{engine}, nil
+	}
+	return nil, fmt.Errorf("--engine %q: want podman, docker or none", engine)
 }
 
 // Image is what an engine knows about a tag.

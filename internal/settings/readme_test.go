@@ -16,7 +16,7 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(data)
-	for _, s := range registry {
+	for _, s := range NewRegistry(nil).settings {
 		if !strings.Contains(readme, "`--"+s.name+"`") {
 			t.Errorf("README lacks the flag --%s", s.name)
 		}

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,7 @@ func EnvFromList(list []string, home string) Env {
 
 // Settings are the effective settings.
 type Settings struct {
-	Backend            string // auto | native | podman | docker | gvisor
+	Backend            string // "auto" or one of the backends the Registry was given
 	Runtime            string // container engine command or path (MCP_BRIDGE_RUNTIME)
 	OCIRuntime         string // OCI runtime for container engines (runc, crun, runsc)
 	Image              string
@@ -119,161 +120,193 @@ type setting struct {
 	env   []string // in precedence order
 	def   string
 	kind  kind
-	enum  []string
+	enum  []Choice // the accepted values of a kString setting; nil = any
 	doc   string
 	apply func(s *Settings, v any)
 }
 
-// registry declares every setting. The MCP_BRIDGE_* names are the reference
-// project's; keep them working.
-var registry = []setting{
-	{name: "backend", env: []string{"CODEMODE_BACKEND"}, def: "auto", kind: kString,
-		enum: []string{"auto", "native", "podman", "docker", "gvisor"},
-		doc:  "sandbox backend", apply: func(s *Settings, v any) { s.Backend = v.(string) }},
-	{name: "runtime", env: []string{"CODEMODE_RUNTIME", "MCP_BRIDGE_RUNTIME"}, kind: kString,
-		doc: "container engine (podman, docker or a path); selects that backend when backend is auto", apply: func(s *Settings, v any) { s.Runtime = v.(string) }},
-	{name: "oci-runtime", env: []string{"CODEMODE_OCI_RUNTIME"}, kind: kString,
-		doc: "OCI runtime for podman/docker (runc, crun, runsc); empty = detect", apply: func(s *Settings, v any) { s.OCIRuntime = v.(string) }},
-	{name: "image", env: []string{"CODEMODE_IMAGE", "MCP_BRIDGE_IMAGE"}, def: "python:3.12-slim", kind: kString,
-		doc: "container image for podman/docker/gvisor", apply: func(s *Settings, v any) { s.Image = v.(string) }},
-	{name: "pull", env: []string{"CODEMODE_PULL"}, def: "false", kind: kBool,
-		doc: "let podman/docker pull a missing image (once, before the first session)", apply: func(s *Settings, v any) { s.Pull = v.(bool) }},
-	{name: "rootfs", env: []string{"CODEMODE_ROOTFS"}, kind: kPath,
-		doc: "root filesystem directory for the native backend (default: the host's /usr)", apply: func(s *Settings, v any) { s.Rootfs = v.(string) }},
-	{name: "python", env: []string{"CODEMODE_PYTHON"}, def: "python3", kind: kString,
-		doc: "python command inside the sandbox", apply: func(s *Settings, v any) { s.Python = v.(string) }},
-	{name: "timeout", env: []string{"CODEMODE_TIMEOUT", "MCP_BRIDGE_TIMEOUT"}, def: "30s", kind: kDuration,
-		doc: "default run_python timeout", apply: func(s *Settings, v any) { s.Timeout = v.(time.Duration) }},
-	{name: "max-timeout", env: []string{"CODEMODE_MAX_TIMEOUT", "MCP_BRIDGE_MAX_TIMEOUT"}, def: "120s", kind: kDuration,
-		doc: "largest timeout a call may ask for", apply: func(s *Settings, v any) { s.MaxTimeout = v.(time.Duration) }},
-	{name: "interrupt-grace", env: []string{"CODEMODE_INTERRUPT_GRACE"}, def: "3s", kind: kDuration,
-		doc: "after a timeout, how long Python may take to stop before the sandbox is killed", apply: func(s *Settings, v any) { s.InterruptGrace = v.(time.Duration) }},
-	{name: "idle-timeout", env: []string{"CODEMODE_IDLE_TIMEOUT"}, def: "10m", kind: kDuration,
-		doc: "end a session after this long without calls", apply: func(s *Settings, v any) { s.IdleTimeout = v.(time.Duration) }},
-	{name: "max-sessions", env: []string{"CODEMODE_MAX_SESSIONS"}, def: "16", kind: kInt,
-		doc: "concurrent sessions (sandboxes) allowed", apply: func(s *Settings, v any) { s.MaxSessions = v.(int) }},
-	{name: "spares", env: []string{"CODEMODE_SPARES"}, def: "1", kind: kInt,
-		doc: "interpreters kept started ahead of need, so a new session starts at once", apply: func(s *Settings, v any) { s.Spares = v.(int) }},
-	{name: "memory", env: []string{"CODEMODE_MEMORY", "MCP_BRIDGE_MEMORY"}, def: "512m", kind: kBytes,
-		doc: "memory limit per session", apply: func(s *Settings, v any) { s.MemoryBytes = v.(int64) }},
-	{name: "pids", env: []string{"CODEMODE_PIDS", "MCP_BRIDGE_PIDS"}, def: "128", kind: kInt,
-		doc: "process/thread limit per session", apply: func(s *Settings, v any) { s.PIDs = v.(int) }},
-	{name: "cpus", env: []string{"CODEMODE_CPUS", "MCP_BRIDGE_CPUS"}, def: "1", kind: kFloat,
-		doc: "CPU limit per session (0 = none)", apply: func(s *Settings, v any) { s.CPUs = v.(float64) }},
-	{name: "nofile", env: []string{"CODEMODE_NOFILE"}, def: "1024", kind: kInt,
-		doc: "open files per process", apply: func(s *Settings, v any) { s.NoFile = v.(int) }},
-	{name: "tmp-size", env: []string{"CODEMODE_TMP_SIZE"}, def: "64m", kind: kBytes,
-		doc: "size of /tmp in the sandbox", apply: func(s *Settings, v any) { s.TmpBytes = v.(int64) }},
-	{name: "workspace-size", env: []string{"CODEMODE_WORKSPACE_SIZE"}, def: "128m", kind: kBytes,
-		doc: "size of /workspace in the sandbox", apply: func(s *Settings, v any) { s.WorkspaceBytes = v.(int64) }},
-	{name: "container-user", env: []string{"CODEMODE_CONTAINER_USER", "MCP_BRIDGE_CONTAINER_USER"}, def: "65534:65534", kind: kString,
-		doc: "user:group inside container sandboxes", apply: func(s *Settings, v any) { s.ContainerUser = v.(string) }},
-	{name: "output-limit", env: []string{"CODEMODE_OUTPUT_LIMIT"}, def: "64k", kind: kBytes,
-		doc: "bytes of stdout and of stderr returned per call", apply: func(s *Settings, v any) { s.OutputLimit = int(v.(int64)) }},
-	{name: "output-mode", env: []string{"CODEMODE_OUTPUT_MODE", "MCP_BRIDGE_OUTPUT_MODE"}, def: "compact", kind: kString,
-		enum: []string{"compact", "toon"},
-		doc:  "result text format", apply: func(s *Settings, v any) { s.OutputMode = v.(string) }},
-	{name: "image-max-pixels", env: []string{"CODEMODE_IMAGE_MAX_PIXELS"}, def: "1000000", kind: kInt,
-		doc: "images returned by code are downscaled above this many pixels", apply: func(s *Settings, v any) { s.ImageMaxPixels = v.(int) }},
-	{name: "image-max-bytes", env: []string{"CODEMODE_IMAGE_MAX_BYTES"}, def: "1m", kind: kBytes,
-		doc: "... and until their PNG fits this size", apply: func(s *Settings, v any) { s.ImageMaxBytes = int(v.(int64)) }},
-	{name: "output-spool", env: []string{"CODEMODE_OUTPUT_SPOOL"}, def: "16m", kind: kBytes,
-		doc: "output beyond output-limit is kept, up to this size per stream, as a session file", apply: func(s *Settings, v any) { s.OutputSpool = int(v.(int64)) }},
-	{name: "data-dir", env: []string{"CODEMODE_DATA_DIR"}, kind: kPath,
-		doc: "host directory mounted read-only at /workspace/data", apply: func(s *Settings, v any) { s.DataDir = v.(string) }},
-	{name: "data-dir-writable", env: []string{"CODEMODE_DATA_DIR_WRITABLE"}, def: "false", kind: kBool,
-		doc: "mount data-dir read-write (it must be writable by the sandbox's host uid)", apply: func(s *Settings, v any) { s.DataWritable = v.(bool) }},
-	{name: "http", env: []string{"CODEMODE_HTTP"}, kind: kString,
-		doc: "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio", apply: func(s *Settings, v any) { s.HTTP = v.(string) }},
-	{name: "http-path", env: []string{"CODEMODE_HTTP_PATH"}, def: "/mcp", kind: kString,
-		doc: "path of the MCP endpoint", apply: func(s *Settings, v any) { s.HTTPPath = v.(string) }},
-	{name: "tokens-file", env: []string{"CODEMODE_TOKENS_FILE"}, kind: kPath,
-		doc: "bearer tokens for HTTP clients, one \"name token\" per line", apply: func(s *Settings, v any) { s.TokensFile = v.(string) }},
-	{name: "tokens", env: []string{"CODEMODE_TOKENS"}, kind: kString,
-		doc: "bearer tokens for HTTP clients as name:token,name:token", apply: func(s *Settings, v any) { s.Tokens = v.(string) }},
-	{name: "oauth-issuer", env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
-		doc: "also accept JWT access tokens issued by this OAuth authorization server (its RFC 8414 or OpenID metadata names the keys)", apply: func(s *Settings, v any) { s.OAuthIssuer = v.(string) }},
-	{name: "oauth-audience", env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,
-		doc: "the audience (aud) OAuth access tokens must carry; default: public-url", apply: func(s *Settings, v any) { s.OAuthAudience = v.(string) }},
-	{name: "oauth-scopes", env: []string{"CODEMODE_OAUTH_SCOPES"}, kind: kString,
-		doc: "scopes an OAuth access token must grant, comma-separated", apply: func(s *Settings, v any) { s.OAuthScopes = v.(string) }},
-	{name: "public-url", env: []string{"CODEMODE_PUBLIC_URL"}, kind: kString,
-		doc: "the MCP endpoint's URL as clients reach it (default http://ADDR/PATH)", apply: func(s *Settings, v any) { s.PublicURL = v.(string) }},
-	{name: "allow-unauthenticated", env: []string{"CODEMODE_ALLOW_UNAUTHENTICATED"}, def: "false", kind: kBool,
-		doc: "serve HTTP beyond loopback without tokens (dangerous)", apply: func(s *Settings, v any) { s.AllowUnauth = v.(bool) }},
-	{name: "allowed-origins", env: []string{"CODEMODE_ALLOWED_ORIGINS"}, kind: kString,
-		doc: "browser origins allowed to call the HTTP endpoint, comma-separated", apply: func(s *Settings, v any) { s.AllowedOrigins = v.(string) }},
-	{name: "max-client-sessions", env: []string{"CODEMODE_MAX_CLIENT_SESSIONS"}, def: "0", kind: kInt,
-		doc: "sessions one HTTP client (token) may hold (0 = max-sessions)", apply: func(s *Settings, v any) { s.MaxClientSessions = v.(int) }},
-	{name: "max-client-calls", env: []string{"CODEMODE_MAX_CLIENT_CALLS"}, def: "8", kind: kInt,
-		doc: "concurrent run_python calls of one HTTP client (token)", apply: func(s *Settings, v any) { s.MaxClientCalls = v.(int) }},
-	{name: "max-request-bytes", env: []string{"CODEMODE_MAX_REQUEST_BYTES"}, def: "16m", kind: kBytes,
-		doc: "largest HTTP request body", apply: func(s *Settings, v any) { s.MaxRequestBytes = v.(int64) }},
-	{name: "http-session-timeout", env: []string{"CODEMODE_HTTP_SESSION_TIMEOUT"}, def: "10m", kind: kDuration,
-		doc: "close an HTTP client's MCP session (and its sandboxes) after this long without requests", apply: func(s *Settings, v any) { s.HTTPSessionTimeout = v.(time.Duration) }},
-	{name: "log-level", env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
-		doc: "debug, info, warn or error", apply: func(s *Settings, v any) { s.LogLevel = v.(slog.Level) }},
-	{name: "state-dir", env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
-		doc: "where codemode keeps saved tools and memory (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
-	{name: "allow-weaker-sandbox", env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
-		doc: "start even when the backend cannot enforce every default protection", apply: func(s *Settings, v any) { s.AllowWeaker = v.(bool) }},
-	{name: "server-start-timeout", env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
-		doc: "how long a downstream MCP server may take to start, initialize and list its tools", apply: func(s *Settings, v any) { s.ServerStart = v.(time.Duration) }},
-	{name: "tool-timeout", env: []string{"CODEMODE_TOOL_TIMEOUT"}, def: "120s", kind: kDuration,
-		doc: "how long one downstream tool call may take (a server's own setting wins)", apply: func(s *Settings, v any) { s.ToolTimeout = v.(time.Duration) }},
-	{name: "policy", env: []string{"CODEMODE_POLICY"}, kind: kPath,
-		doc: "policy file (TOML, JSON or YAML) deciding every tool call made from code; reloaded on change and SIGHUP", apply: func(s *Settings, v any) { s.Policy = v.(string) }},
-	{name: "audit-log", env: []string{"CODEMODE_AUDIT_LOG"}, kind: kPath,
-		doc: "append a hash-chained JSON line per policy decision and per completed tool call (check with `codemode audit verify`)", apply: func(s *Settings, v any) { s.AuditLog = v.(string) }},
-	{name: "audit-max-bytes", env: []string{"CODEMODE_AUDIT_MAX_BYTES"}, def: "100m", kind: kBytes,
-		doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
-	{name: "approval-timeout", env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
-		doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
-	{name: "disable-landlock", env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
-		doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
+// Choice is one value a setting accepts, and what it means.
+type Choice struct {
+	Name    string
+	Summary string // one line for help text; "" = self-explanatory
 }
 
-// Names lists every setting name (the flag names) in registry order.
-func Names() []string {
-	out := make([]string, len(registry))
-	for i, s := range registry {
+// Registry is every setting codemode has. The backend setting's choices
+// come from whoever knows the backends (app, which imports this package).
+type Registry struct {
+	settings []setting
+}
+
+// NewRegistry declares every setting. backends are the values the backend
+// setting accepts, in the order help lists them; its default, "auto", must
+// be among them.
+func NewRegistry(backends []Choice) Registry {
+	return Registry{settings: declare(backends)}
+}
+
+// declare lists every setting. The MCP_BRIDGE_* names are the reference
+// project's; keep them working.
+func declare(backends []Choice) []setting {
+	return []setting{
+		{name: "backend", env: []string{"CODEMODE_BACKEND"}, def: "auto", kind: kString,
+			enum: append([]Choice{}, backends...), // never nil: no backend is accepted unchecked
+			doc:  "sandbox backend", apply: func(s *Settings, v any) { s.Backend = v.(string) }},
+		{name: "runtime", env: []string{"CODEMODE_RUNTIME", "MCP_BRIDGE_RUNTIME"}, kind: kString,
+			doc: "container engine (podman, docker or a path); selects that backend when backend is auto", apply: func(s *Settings, v any) { s.Runtime = v.(string) }},
+		{name: "oci-runtime", env: []string{"CODEMODE_OCI_RUNTIME"}, kind: kString,
+			doc: "OCI runtime for podman/docker (runc, crun, runsc); empty = detect", apply: func(s *Settings, v any) { s.OCIRuntime = v.(string) }},
+		{name: "image", env: []string{"CODEMODE_IMAGE", "MCP_BRIDGE_IMAGE"}, def: "python:3.12-slim", kind: kString,
+			doc: "container image for podman/docker/gvisor", apply: func(s *Settings, v any) { s.Image = v.(string) }},
+		{name: "pull", env: []string{"CODEMODE_PULL"}, def: "false", kind: kBool,
+			doc: "let podman/docker pull a missing image (once, before the first session)", apply: func(s *Settings, v any) { s.Pull = v.(bool) }},
+		{name: "rootfs", env: []string{"CODEMODE_ROOTFS"}, kind: kPath,
+			doc: "root filesystem directory for the native backend (default: the host's /usr)", apply: func(s *Settings, v any) { s.Rootfs = v.(string) }},
+		{name: "python", env: []string{"CODEMODE_PYTHON"}, def: "python3", kind: kString,
+			doc: "python command inside the sandbox", apply: func(s *Settings, v any) { s.Python = v.(string) }},
+		{name: "timeout", env: []string{"CODEMODE_TIMEOUT", "MCP_BRIDGE_TIMEOUT"}, def: "30s", kind: kDuration,
+			doc: "default run_python timeout", apply: func(s *Settings, v any) { s.Timeout = v.(time.Duration) }},
+		{name: "max-timeout", env: []string{"CODEMODE_MAX_TIMEOUT", "MCP_BRIDGE_MAX_TIMEOUT"}, def: "120s", kind: kDuration,
+			doc: "largest timeout a call may ask for", apply: func(s *Settings, v any) { s.MaxTimeout = v.(time.Duration) }},
+		{name: "interrupt-grace", env: []string{"CODEMODE_INTERRUPT_GRACE"}, def: "3s", kind: kDuration,
+			doc: "after a timeout, how long Python may take to stop before the sandbox is killed", apply: func(s *Settings, v any) { s.InterruptGrace = v.(time.Duration) }},
+		{name: "idle-timeout", env: []string{"CODEMODE_IDLE_TIMEOUT"}, def: "10m", kind: kDuration,
+			doc: "end a session after this long without calls", apply: func(s *Settings, v any) { s.IdleTimeout = v.(time.Duration) }},
+		{name: "max-sessions", env: []string{"CODEMODE_MAX_SESSIONS"}, def: "16", kind: kInt,
+			doc: "concurrent sessions (sandboxes) allowed", apply: func(s *Settings, v any) { s.MaxSessions = v.(int) }},
+		{name: "spares", env: []string{"CODEMODE_SPARES"}, def: "1", kind: kInt,
+			doc: "interpreters kept started ahead of need, so a new session starts at once", apply: func(s *Settings, v any) { s.Spares = v.(int) }},
+		{name: "memory", env: []string{"CODEMODE_MEMORY", "MCP_BRIDGE_MEMORY"}, def: "512m", kind: kBytes,
+			doc: "memory limit per session", apply: func(s *Settings, v any) { s.MemoryBytes = v.(int64) }},
+		{name: "pids", env: []string{"CODEMODE_PIDS", "MCP_BRIDGE_PIDS"}, def: "128", kind: kInt,
+			doc: "process/thread limit per session", apply: func(s *Settings, v any) { s.PIDs = v.(int) }},
+		{name: "cpus", env: []string{"CODEMODE_CPUS", "MCP_BRIDGE_CPUS"}, def: "1", kind: kFloat,
+			doc: "CPU limit per session (0 = none)", apply: func(s *Settings, v any) { s.CPUs = v.(float64) }},
+		{name: "nofile", env: []string{"CODEMODE_NOFILE"}, def: "1024", kind: kInt,
+			doc: "open files per process", apply: func(s *Settings, v any) { s.NoFile = v.(int) }},
+		{name: "tmp-size", env: []string{"CODEMODE_TMP_SIZE"}, def: "64m", kind: kBytes,
+			doc: "size of /tmp in the sandbox", apply: func(s *Settings, v any) { s.TmpBytes = v.(int64) }},
+		{name: "workspace-size", env: []string{"CODEMODE_WORKSPACE_SIZE"}, def: "128m", kind: kBytes,
+			doc: "size of /workspace in the sandbox", apply: func(s *Settings, v any) { s.WorkspaceBytes = v.(int64) }},
+		{name: "container-user", env: []string{"CODEMODE_CONTAINER_USER", "MCP_BRIDGE_CONTAINER_USER"}, def: "65534:65534", kind: kString,
+			doc: "user:group inside container sandboxes", apply: func(s *Settings, v any) { s.ContainerUser = v.(string) }},
+		{name: "output-limit", env: []string{"CODEMODE_OUTPUT_LIMIT"}, def: "64k", kind: kBytes,
+			doc: "bytes of stdout and of stderr returned per call", apply: func(s *Settings, v any) { s.OutputLimit = int(v.(int64)) }},
+		{name: "output-mode", env: []string{"CODEMODE_OUTPUT_MODE", "MCP_BRIDGE_OUTPUT_MODE"}, def: "compact", kind: kString,
+			enum: []Choice{{Name: "compact"}, {Name: "toon"}},
+			doc:  "result text format", apply: func(s *Settings, v any) { s.OutputMode = v.(string) }},
+		{name: "image-max-pixels", env: []string{"CODEMODE_IMAGE_MAX_PIXELS"}, def: "1000000", kind: kInt,
+			doc: "images returned by code are downscaled above this many pixels", apply: func(s *Settings, v any) { s.ImageMaxPixels = v.(int) }},
+		{name: "image-max-bytes", env: []string{"CODEMODE_IMAGE_MAX_BYTES"}, def: "1m", kind: kBytes,
+			doc: "... and until their PNG fits this size", apply: func(s *Settings, v any) { s.ImageMaxBytes = int(v.(int64)) }},
+		{name: "output-spool", env: []string{"CODEMODE_OUTPUT_SPOOL"}, def: "16m", kind: kBytes,
+			doc: "output beyond output-limit is kept, up to this size per stream, as a session file", apply: func(s *Settings, v any) { s.OutputSpool = int(v.(int64)) }},
+		{name: "data-dir", env: []string{"CODEMODE_DATA_DIR"}, kind: kPath,
+			doc: "host directory mounted read-only at /workspace/data", apply: func(s *Settings, v any) { s.DataDir = v.(string) }},
+		{name: "data-dir-writable", env: []string{"CODEMODE_DATA_DIR_WRITABLE"}, def: "false", kind: kBool,
+			doc: "mount data-dir read-write (it must be writable by the sandbox's host uid)", apply: func(s *Settings, v any) { s.DataWritable = v.(bool) }},
+		{name: "http", env: []string{"CODEMODE_HTTP"}, kind: kString,
+			doc: "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio", apply: func(s *Settings, v any) { s.HTTP = v.(string) }},
+		{name: "http-path", env: []string{"CODEMODE_HTTP_PATH"}, def: "/mcp", kind: kString,
+			doc: "path of the MCP endpoint", apply: func(s *Settings, v any) { s.HTTPPath = v.(string) }},
+		{name: "tokens-file", env: []string{"CODEMODE_TOKENS_FILE"}, kind: kPath,
+			doc: "bearer tokens for HTTP clients, one \"name token\" per line", apply: func(s *Settings, v any) { s.TokensFile = v.(string) }},
+		{name: "tokens", env: []string{"CODEMODE_TOKENS"}, kind: kString,
+			doc: "bearer tokens for HTTP clients as name:token,name:token", apply: func(s *Settings, v any) { s.Tokens = v.(string) }},
+		{name: "oauth-issuer", env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
+			doc: "also accept JWT access tokens issued by this OAuth authorization server (its RFC 8414 or OpenID metadata names the keys)", apply: func(s *Settings, v any) { s.OAuthIssuer = v.(string) }},
+		{name: "oauth-audience", env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,
+			doc: "the audience (aud) OAuth access tokens must carry; default: public-url", apply: func(s *Settings, v any) { s.OAuthAudience = v.(string) }},
+		{name: "oauth-scopes", env: []string{"CODEMODE_OAUTH_SCOPES"}, kind: kString,
+			doc: "scopes an OAuth access token must grant, comma-separated", apply: func(s *Settings, v any) { s.OAuthScopes = v.(string) }},
+		{name: "public-url", env: []string{"CODEMODE_PUBLIC_URL"}, kind: kString,
+			doc: "the MCP endpoint's URL as clients reach it (default http://ADDR/PATH)", apply: func(s *Settings, v any) { s.PublicURL = v.(string) }},
+		{name: "allow-unauthenticated", env: []string{"CODEMODE_ALLOW_UNAUTHENTICATED"}, def: "false", kind: kBool,
+			doc: "serve HTTP beyond loopback without tokens (dangerous)", apply: func(s *Settings, v any) { s.AllowUnauth = v.(bool) }},
+		{name: "allowed-origins", env: []string{"CODEMODE_ALLOWED_ORIGINS"}, kind: kString,
+			doc: "browser origins allowed to call the HTTP endpoint, comma-separated", apply: func(s *Settings, v any) { s.AllowedOrigins = v.(string) }},
+		{name: "max-client-sessions", env: []string{"CODEMODE_MAX_CLIENT_SESSIONS"}, def: "0", kind: kInt,
+			doc: "sessions one HTTP client (token) may hold (0 = max-sessions)", apply: func(s *Settings, v any) { s.MaxClientSessions = v.(int) }},
+		{name: "max-client-calls", env: []string{"CODEMODE_MAX_CLIENT_CALLS"}, def: "8", kind: kInt,
+			doc: "concurrent run_python calls of one HTTP client (token)", apply: func(s *Settings, v any) { s.MaxClientCalls = v.(int) }},
+		{name: "max-request-bytes", env: []string{"CODEMODE_MAX_REQUEST_BYTES"}, def: "16m", kind: kBytes,
+			doc: "largest HTTP request body", apply: func(s *Settings, v any) { s.MaxRequestBytes = v.(int64) }},
+		{name: "http-session-timeout", env: []string{"CODEMODE_HTTP_SESSION_TIMEOUT"}, def: "10m", kind: kDuration,
+			doc: "close an HTTP client's MCP session (and its sandboxes) after this long without requests", apply: func(s *Settings, v any) { s.HTTPSessionTimeout = v.(time.Duration) }},
+		{name: "log-level", env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
+			doc: "debug, info, warn or error", apply: func(s *Settings, v any) { s.LogLevel = v.(slog.Level) }},
+		{name: "state-dir", env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
+			doc: "where codemode keeps saved tools and memory (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
+		{name: "allow-weaker-sandbox", env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
+			doc: "start even when the backend cannot enforce every default protection", apply: func(s *Settings, v any) { s.AllowWeaker = v.(bool) }},
+		{name: "server-start-timeout", env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
+			doc: "how long a downstream MCP server may take to start, initialize and list its tools", apply: func(s *Settings, v any) { s.ServerStart = v.(time.Duration) }},
+		{name: "tool-timeout", env: []string{"CODEMODE_TOOL_TIMEOUT"}, def: "120s", kind: kDuration,
+			doc: "how long one downstream tool call may take (a server's own setting wins)", apply: func(s *Settings, v any) { s.ToolTimeout = v.(time.Duration) }},
+		{name: "policy", env: []string{"CODEMODE_POLICY"}, kind: kPath,
+			doc: "policy file (TOML, JSON or YAML) deciding every tool call made from code; reloaded on change and SIGHUP", apply: func(s *Settings, v any) { s.Policy = v.(string) }},
+		{name: "audit-log", env: []string{"CODEMODE_AUDIT_LOG"}, kind: kPath,
+			doc: "append a hash-chained JSON line per policy decision and per completed tool call (check with `codemode audit verify`)", apply: func(s *Settings, v any) { s.AuditLog = v.(string) }},
+		{name: "audit-max-bytes", env: []string{"CODEMODE_AUDIT_MAX_BYTES"}, def: "100m", kind: kBytes,
+			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
+		{name: "approval-timeout", env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
+			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
+		{name: "disable-landlock", env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
+			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
+	}
+}
+
+// Names lists every setting name (the flag names) in declaration order.
+func (r Registry) Names() []string {
+	out := make([]string, len(r.settings))
+	for i, s := range r.settings {
 		out[i] = s.name
 	}
 	return out
 }
 
-// Doc returns the one-line description of a setting, with its default.
-func Doc(name string) string {
-	for _, s := range registry {
-		if s.name == name {
-			d := s.doc
-			if len(s.env) > 0 {
-				d += " [" + strings.Join(s.env, ", ") + "]"
-			}
-			return d
-		}
+// lookup finds a setting by name.
+func (r Registry) lookup(name string) (setting, bool) {
+	i := slices.IndexFunc(r.settings, func(s setting) bool { return s.name == name })
+	if i < 0 {
+		return setting{}, false
 	}
-	return ""
+	return r.settings[i], true
+}
+
+// Doc returns the one-line description of a setting, with its variables.
+func (r Registry) Doc(name string) string {
+	s, ok := r.lookup(name)
+	if !ok {
+		return ""
+	}
+	d := s.doc
+	if len(s.env) > 0 {
+		d += " [" + strings.Join(s.env, ", ") + "]"
+	}
+	return d
 }
 
 // Default returns a setting's default as text.
-func Default(name string) string {
-	for _, s := range registry {
-		if s.name == name {
-			return s.def
-		}
-	}
-	return ""
+func (r Registry) Default(name string) string {
+	s, _ := r.lookup(name)
+	return s.def
+}
+
+// Choices lists the values a setting accepts; nil when it takes any value
+// of its kind.
+func (r Registry) Choices(name string) []Choice {
+	s, _ := r.lookup(name)
+	return slices.Clone(s.enum)
 }
 
 // Load resolves every setting from flags (only those the user set, keyed by
 // name), then the environment, then defaults. Invalid values stop loading
 // with an error naming the flag or variable and the accepted form.
-func Load(flags map[string]string, env Env) (Settings, []Source, error) {
+func (r Registry) Load(flags map[string]string, env Env) (Settings, []Source, error) {
 	var s Settings
 	var sources []Source
 	var errs []error
-	for _, st := range registry {
+	for _, st := range r.settings {
 		raw, from := st.def, "default"
 		if v, ok := flags[st.name]; ok {
 			raw, from = v, "flag --"+st.name
@@ -294,7 +327,7 @@ func Load(flags map[string]string, env Env) (Settings, []Source, error) {
 		sources = append(sources, Source{Name: st.name, Value: raw, From: from})
 	}
 	for name := range flags {
-		if !known(name) {
+		if _, ok := r.lookup(name); !ok {
 			errs = append(errs, fmt.Errorf("unknown setting %q", name))
 		}
 	}
@@ -308,15 +341,6 @@ func Load(flags map[string]string, env Env) (Settings, []Source, error) {
 		return Settings{}, nil, err
 	}
 	return s, sources, nil
-}
-
-func known(name string) bool {
-	for _, s := range registry {
-		if s.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func defaultStateDir(env Env) string {
@@ -352,14 +376,16 @@ func (s Settings) validate() error {
 func (st setting) parse(raw string, env Env) (any, error) {
 	switch st.kind {
 	case kString:
-		if len(st.enum) > 0 {
+		if st.enum != nil {
 			v := strings.ToLower(raw)
-			for _, e := range st.enum {
-				if v == e {
+			names := make([]string, len(st.enum))
+			for i, e := range st.enum {
+				if v == e.Name {
 					return v, nil
 				}
+				names[i] = e.Name
 			}
-			return nil, fmt.Errorf("want one of %s", strings.Join(st.enum, ", "))
+			return nil, fmt.Errorf("want one of %s", strings.Join(names, ", "))
 		}
 		return raw, nil
 	case kPath:

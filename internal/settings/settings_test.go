@@ -7,13 +7,19 @@ import (
 	"time"
 )
 
+// load loads with a registry whose backends stand in for app's table,
+// which this package cannot import.
+func load(flags map[string]string, env Env) (Settings, []Source, error) {
+	return NewRegistry([]Choice{{Name: "auto"}, {Name: "native"}, {Name: "podman"}}).Load(flags, env)
+}
+
 func TestLoadPrecedence(t *testing.T) {
 	env := Env{Home: "/home/u", Vars: map[string]string{
 		"MCP_BRIDGE_TIMEOUT": "45", "CODEMODE_TIMEOUT": "50s", // CODEMODE_* wins over MCP_BRIDGE_*
 		"MCP_BRIDGE_MEMORY": "1g", "MCP_BRIDGE_PIDS": "200", "MCP_BRIDGE_OUTPUT_MODE": "TOON",
 		"MCP_BRIDGE_LOG_LEVEL": "debug", "MCP_BRIDGE_STATE_DIR": "~/state",
 	}}
-	s, sources, err := Load(map[string]string{"pids": "300"}, env)
+	s, sources, err := load(map[string]string{"pids": "300"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +39,7 @@ func TestLoadPrecedence(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	s, _, err := Load(nil, Env{Home: "/h", Vars: map[string]string{}})
+	s, _, err := load(nil, Env{Home: "/h", Vars: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +48,7 @@ func TestDefaults(t *testing.T) {
 		s.Image != "python:3.12-slim" || s.ContainerUser != "65534:65534" {
 		t.Fatalf("defaults = %+v", s)
 	}
-	s, _, _ = Load(nil, Env{Home: "/h", Vars: map[string]string{"XDG_STATE_HOME": "/xdg"}})
+	s, _, _ = load(nil, Env{Home: "/h", Vars: map[string]string{"XDG_STATE_HOME": "/xdg"}})
 	if s.StateDir != "/xdg/codemode" {
 		t.Errorf("state dir with XDG_STATE_HOME = %q", s.StateDir)
 	}
@@ -66,7 +72,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			_, _, err := Load(tc.flags, Env{Home: "/h", Vars: tc.vars})
+			_, _, err := load(tc.flags, Env{Home: "/h", Vars: tc.vars})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Load() error = %v, want %q", err, tc.want)
 			}
@@ -97,5 +103,49 @@ func TestParseBytes(t *testing.T) {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) succeeded", bad)
 		}
+	}
+}
+
+// The backend setting accepts exactly the choices the registry was given.
+func TestBackendChoices(t *testing.T) {
+	choices := []Choice{{Name: "auto", Summary: "the first that works"}, {Name: "alpha", Summary: "one"}, {Name: "beta"}}
+	tests := []struct {
+		name    string
+		choices []Choice
+		value   string // "" = the default
+		want    string
+		wantErr string
+	}{
+		{name: "default", choices: choices, want: "auto"},
+		{name: "a choice", choices: choices, value: "beta", want: "beta"},
+		{name: "any case", choices: choices, value: "Alpha", want: "alpha"},
+		{name: "unknown", choices: choices, value: "gamma", wantErr: `invalid value "gamma" for flag --backend: want one of auto, alpha, beta`},
+		{name: "no choices", choices: nil, value: "alpha", wantErr: `invalid value "alpha" for flag --backend`},
+		{name: "default not among them", choices: choices[1:], wantErr: `invalid value "auto" for default: want one of alpha, beta`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			flags := map[string]string{}
+			if tc.value != "" {
+				flags["backend"] = tc.value
+			}
+			s, _, err := NewRegistry(tc.choices).Load(flags, Env{Home: "/h"})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Load(backend=%q) error = %v, want %q", tc.value, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || s.Backend != tc.want {
+				t.Fatalf("Load(backend=%q) = %q, %v; want %q", tc.value, s.Backend, err, tc.want)
+			}
+		})
+	}
+	reg := NewRegistry(choices)
+	if got := reg.Choices("backend"); len(got) != 3 || got[0] != choices[0] || got[2] != choices[2] {
+		t.Errorf("Choices(backend) = %v, want %v", got, choices)
+	}
+	if got := reg.Choices("timeout"); got != nil {
+		t.Errorf("Choices(timeout) = %v, want nil (any duration)", got)
 	}
 }

@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codemode/codemode/internal/downstream"
+	"github.com/codemode/codemode/internal/executor"
+	"github.com/codemode/codemode/internal/interpreter"
+	"github.com/codemode/codemode/internal/mcpserver"
+	"github.com/codemode/codemode/internal/sandbox"
+	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/settings"
+)
+
+// CheckHTTP refuses an unsafe HTTP configuration (code execution exposed
+// without authentication, say) before anything starts; nil for stdio.
+func CheckHTTP(s settings.Settings) error {
+	if s.HTTP == "" {
+		return nil
+	}
+	opts, err := httpOptions(s)
+	if err != nil {
+		return err
+	}
+	return mcpserver.CheckHTTPOptions(opts)
+}
+
+// Serve serves MCP until ctx ends: over streamable HTTP when the settings
+// name an address, else over stdio.
+func (a *App) Serve(ctx context.Context) error {
+	if a.Settings.HTTP == "" {
+		a.Log.Info("serving MCP over stdio", "version", Version)
+		return a.Server.RunStdio(ctx)
+	}
+	opts, err := httpOptions(a.Settings)
+	if err != nil {
+		return err
+	}
+	opts.Ready = a.Ready
+	return a.Server.ServeHTTP(ctx, opts)
+}
+
+// Run runs code in a session of its own at the settings' timeout,
+// streaming what it prints to stdout and stderr as it comes.
+func (a *App) Run(ctx context.Context, code string, stdout, stderr io.Writer) *executor.Result {
+	return a.Executor.Run(ctx, executor.Request{
+		Owner: "cli", Code: code, Timeout: a.Settings.Timeout,
+		Output: func(stream interpreter.Stream, data []byte) {
+			if stream == interpreter.Stderr {
+				stderr.Write(data)
+			} else {
+				stdout.Write(data)
+			}
+		},
+	})
+}
+
+// ProbeServers starts every server of res at once, each within timeout,
+// stops them all, and returns each one's state by name.
+func ProbeServers(ctx context.Context, res *serverconfig.Result, environ []string, timeout time.Duration) map[string]string {
+	pool := downstream.New(downstream.Options{Servers: res.Servers, StartTimeout: timeout, BaseEnv: environ,
+		AllowSelf: res.AllowSelf, ClientName: "codemode", ClientVersion: Version})
+	defer pool.Close()
+	var wg sync.WaitGroup
+	for _, s := range res.Servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pool.Tools(ctx, s.Name)
+		}()
+	}
+	wg.Wait()
+	states := make(map[string]string, len(res.Servers))
+	for _, s := range res.Servers {
+		states[s.Name] = pool.State(s.Name)
+	}
+	return states
+}
+
+// Ready starts a throw-away sandbox to show the backend can run one
+// (for /readyz).
+func (a *App) Ready(ctx context.Context) error {
+	sb, err := a.Backend.Start(ctx, sandbox.Spec{ID: "ready-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		Command: []string{a.Settings.Python, "-c", "pass"}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Limits: sandboxLimits(a.Settings)})
+	if err != nil {
+		return err
+	}
+	defer sb.Kill(context.Background())
+	sb.Stdin().Close()
+	go io.Copy(io.Discard, sb.Stdout())
+	go io.Copy(io.Discard, sb.Stderr())
+	exit, err := sb.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if exit.Code != 0 {
+		return fmt.Errorf("test sandbox %s", exit)
+	}
+	return nil
+}
+
+// httpOptions builds the HTTP transport's options from the settings.
+func httpOptions(s settings.Settings) (mcpserver.HTTPOptions, error) {
+	tokens, err := mcpserver.LoadTokens(s.TokensFile, s.Tokens)
+	if err != nil {
+		return mcpserver.HTTPOptions{}, err
+	}
+	origins := splitList(s.AllowedOrigins)
+	return mcpserver.HTTPOptions{Addr: s.HTTP, Path: s.HTTPPath, Tokens: tokens, OAuth: oauthOptions(s), AllowUnauthenticated: s.AllowUnauth,
+		PublicURL: s.PublicURL, AllowedOrigins: origins, MaxRequestBytes: s.MaxRequestBytes, SessionTimeout: s.HTTPSessionTimeout}, nil
+}
+
+// oauthOptions is the OAuth resource-server configuration, nil without an
+// issuer.
+func oauthOptions(s settings.Settings) *mcpserver.OAuth {
+	if s.OAuthIssuer == "" {
+		return nil
+	}
+	return &mcpserver.OAuth{Issuer: s.OAuthIssuer, Audience: s.OAuthAudience, Scopes: splitList(s.OAuthScopes)}
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
