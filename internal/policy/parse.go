@@ -1,0 +1,279 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+)
+
+// Error is a mistake in a policy document, located as precisely as the
+// format allows.
+type Error struct {
+	// Line is 1-based, 0 when unknown.
+	Line int
+	// Field is the setting at fault, such as "rules[2].when"; empty for
+	// syntax errors.
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads a policy file, choosing the format by its extension: .toml,
+// .json, .yaml or .yml.
+func Load(path string) (*Policy, error) {
+	format, err := formatOf(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy: load %s: %w", path, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy: load %s: %w", path, err)
+	}
+	p, err := parse(data, format)
+	if err != nil {
+		return nil, fmt.Errorf("policy: load %s: %w", path, err)
+	}
+	return p, nil
+}
+
+func formatOf(path string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".toml", ".json", ".yaml", ".yml":
+		return ext[1:], nil
+	}
+	return "", fmt.Errorf("unknown policy format %q (want .toml, .json, .yaml or .yml)", ext)
+}
+
+// Parse reads a policy document in format "toml", "json", "yaml" or "yml".
+// Every mistake is reported, each as an *Error with its line (use
+// errors.As): syntax errors, unknown keys, values of the wrong type,
+// invalid decisions, globs and conditions. An empty document is the
+// policy that allows everything.
+func Parse(data []byte, format string) (*Policy, error) {
+	p, err := parse(data, format)
+	if err != nil {
+		return nil, fmt.Errorf("policy: parse: %w", err)
+	}
+	return p, nil
+}
+
+func parse(data []byte, format string) (*Policy, error) {
+	var read func([]byte) (*node, error)
+	switch strings.TrimPrefix(strings.ToLower(format), ".") {
+	case "toml":
+		read = parseTOMLTree
+	case "json":
+		read = parseJSONTree
+	case "yaml", "yml":
+		read = parseYAMLTree
+	default:
+		return nil, fmt.Errorf("unknown policy format %q (want toml, json or yaml)", format)
+	}
+	root := &node{kind: kindMap, line: 1}
+	if len(bytes.TrimSpace(data)) > 0 {
+		var err error
+		if root, err = read(data); err != nil {
+			return nil, err
+		}
+	}
+	env, err := newEnv()
+	if err != nil {
+		return nil, fmt.Errorf("condition language: %w", err)
+	}
+	d := &decoder{env: env}
+	p := d.policy(root)
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	return p, nil
+}
+
+// decoder turns a document tree into a Policy, collecting every error.
+type decoder struct {
+	env  *cel.Env
+	errs []error
+}
+
+func (d *decoder) errorf(line int, field, format string, a ...any) {
+	d.errs = append(d.errs, &Error{Line: line, Field: field, Msg: fmt.Sprintf(format, a...)})
+}
+
+func (d *decoder) policy(root *node) *Policy {
+	p := &Policy{def: Allow, defRef: RuleRef{Index: -1, Label: "default"}}
+	if root.kind != kindMap {
+		d.errorf(root.line, "", "the document is %s, want a table of settings", root.kind)
+		return p
+	}
+	for _, f := range root.fields {
+		switch f.key {
+		case "default":
+			if e, ok := d.effect(f, f.key); ok {
+				p.def, p.defRef.Line = e, f.line
+			}
+		case "rules":
+			if f.val.kind != kindList {
+				d.errorf(f.line, f.key, "want a list of rules, got %s", f.val.kind)
+				continue
+			}
+			for i, item := range f.val.items {
+				if r, ok := d.rule(i, item); ok {
+					p.rules = append(p.rules, r)
+				}
+			}
+		case "limits":
+			p.limits = d.limits(f)
+		default:
+			d.errorf(f.line, f.key, "unknown key (want default, rules or limits)")
+		}
+	}
+	return p
+}
+
+func (d *decoder) rule(i int, n *node) (rule, bool) {
+	path := fmt.Sprintf("rules[%d]", i)
+	r := rule{ref: RuleRef{Index: i, Label: path, Line: n.line}}
+	if n.kind != kindMap {
+		d.errorf(n.line, path, "want a table, got %s", n.kind)
+		return r, false
+	}
+	before := len(d.errs)
+	hasDecision := false
+	for _, f := range n.fields {
+		fp := path + "." + f.key
+		switch f.key {
+		case "server", "tool":
+			s, ok := d.str(f, fp)
+			if !ok {
+				continue
+			}
+			if s == "" {
+				d.errorf(f.line, fp, "empty pattern; leave %s out to match any", f.key)
+				continue
+			}
+			g, err := compileGlob(s)
+			if err != nil {
+				d.errorf(f.line, fp, "invalid pattern %q: %v", s, err)
+				continue
+			}
+			if f.key == "server" {
+				r.server = g
+			} else {
+				r.tool = g
+			}
+		case "when":
+			s, ok := d.str(f, fp)
+			if !ok {
+				continue
+			}
+			if strings.TrimSpace(s) == "" {
+				d.errorf(f.line, fp, "empty condition; leave when out to match always")
+				continue
+			}
+			c, err := compileCondition(d.env, s)
+			if err != nil {
+				d.errorf(f.line, fp, "%v", err)
+				continue
+			}
+			r.when = c
+		case "decision":
+			hasDecision = true
+			if e, ok := d.effect(f, fp); ok {
+				r.effect = e
+			}
+		case "reason":
+			r.reason, _ = d.str(f, fp)
+		case "redact":
+			if f.val.kind != kindBool {
+				d.errorf(f.line, fp, "want true or false, got %s", f.val.kind)
+				continue
+			}
+			r.redact = f.val.b
+		default:
+			d.errorf(f.line, fp, "unknown key (want server, tool, when, decision, reason or redact)")
+		}
+	}
+	if !hasDecision {
+		d.errorf(n.line, path, "missing decision (allow, deny or ask)")
+	}
+	return r, len(d.errs) == before
+}
+
+func (d *decoder) limits(f field) Limits {
+	var l Limits
+	if f.val.kind != kindMap {
+		d.errorf(f.line, f.key, "want a table, got %s", f.val.kind)
+		return l
+	}
+	for _, lf := range f.val.fields {
+		fp := "limits." + lf.key
+		var dst *int
+		switch lf.key {
+		case "max_calls_per_run":
+			dst = &l.MaxCallsPerRun
+		case "max_concurrent_calls":
+			dst = &l.MaxConcurrentCalls
+		case "calls_per_minute":
+			dst = &l.CallsPerMinute
+		default:
+			d.errorf(lf.line, fp, "unknown key (want max_calls_per_run, max_concurrent_calls or calls_per_minute)")
+			continue
+		}
+		v, ok := lf.val.asInt()
+		if !ok || v < 0 {
+			d.errorf(lf.line, fp, "want a whole number from 0 (unlimited) up, got %s", describe(lf.val))
+			continue
+		}
+		*dst = v
+	}
+	return l
+}
+
+func (d *decoder) str(f field, path string) (string, bool) {
+	if f.val.kind != kindString {
+		d.errorf(f.line, path, "want a string, got %s", f.val.kind)
+		return "", false
+	}
+	return f.val.s, true
+}
+
+func (d *decoder) effect(f field, path string) (Effect, bool) {
+	s, ok := d.str(f, path)
+	if !ok {
+		return 0, false
+	}
+	e, ok := parseEffect(s)
+	if !ok {
+		d.errorf(f.line, path, "invalid decision %q (want allow, deny or ask)", s)
+	}
+	return e, ok
+}
+
+// describe names a value in an error message.
+func describe(n *node) string {
+	switch n.kind {
+	case kindInt:
+		return fmt.Sprint(n.i)
+	case kindFloat:
+		return fmt.Sprint(n.f)
+	case kindString:
+		return fmt.Sprintf("%q", n.s)
+	}
+	return n.kind.String()
+}
