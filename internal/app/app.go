@@ -19,6 +19,7 @@ import (
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
+	"github.com/codemode/codemode/internal/gate"
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/proxy"
@@ -45,6 +46,7 @@ type App struct {
 	Manual       string
 	Log          *slog.Logger
 	sessionsDir  string
+	guard        *guard
 }
 
 // Inputs is what App takes from the process besides settings.
@@ -98,7 +100,16 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
 		Logger: log.With("component", "downstream"),
 	})
-	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Logger: log.With("component", "proxy")})
+	guard, err := newGuard(ctx, s, log)
+	if err != nil {
+		return nil, err
+	}
+	var visibility proxy.Visibility
+	policyLine := ""
+	if guard != nil {
+		visibility, policyLine = guard, guard.Summary()
+	}
+	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
 	pool.WatchTools(px.ToolsChanged)
 	log.Info("MCP servers configured", "count", len(servers.Servers))
 	helpers, err := pyruntime.Helpers()
@@ -109,7 +120,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Backend: caps, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
-		Helpers: helpers, DataDir: dataDirMode(s),
+		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	})
 	boot, err := json.Marshal(map[string]any{"manual": manual, "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels})
 	if err != nil {
@@ -136,13 +147,18 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
 		MaxClientSessions: s.MaxClientSessions, Spares: s.Spares,
 		BootConfig: jsontext.Value(boot), Logger: log,
-		Router:    mux,
-		Preload:   px.Preload,
-		Loaded:    px.Loaded,
-		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
+		Router:      mux,
+		CallContext: gate.WithRun,
+		Preload:     px.Preload,
+		Loaded:      px.Loaded,
+		Artifacts:   files, SpoolLimit: s.OutputSpool, Mounts: mounts,
 		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
 	})
-	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}))
+	var mws []hostrpc.ToolMiddleware
+	if guard != nil {
+		mws = append(mws, guard.Middleware)
+	}
+	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), mws...)
 	mode := s.OutputMode
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
@@ -150,7 +166,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MaxClientCalls: s.MaxClientCalls, TOON: encodeTOON,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
-		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir}, nil
+		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard}, nil
 }
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
@@ -210,6 +226,7 @@ func readableByOthers(dir string) error {
 func (a *App) Close() {
 	a.Executor.Close()
 	a.Pool.Close()
+	a.guard.Close()
 	os.RemoveAll(a.sessionsDir)
 }
 

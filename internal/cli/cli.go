@@ -66,6 +66,10 @@ func Run(ctx context.Context, args []string, sio IO) int {
 		code, err = doctorCmd(ctx, rest, sio)
 	case "attacks":
 		code, err = attacksCmd(ctx, rest, sio)
+	case "audit":
+		code, err = auditCmd(ctx, rest, sio)
+	case "policy":
+		code, err = policyCmd(ctx, rest, sio)
 	case "help", "-h", "--help":
 		usage(sio.Stdout)
 	default:
@@ -103,6 +107,10 @@ Usage:
   codemode config [--json]          show the effective settings and their sources
   codemode attacks [--backends LIST]  run the adversarial suite; prints attack × backend (exit 1 on any escape)
   codemode image build [flags]      build a Python rootfs with debootstrap; import it into podman/docker (no registry)
+  codemode policy init [FILE]       write a commented starter policy (asks before destructive tools)
+  codemode policy check FILE        report syntax and condition errors with their line
+  codemode policy explain FILE --server S --tool T [--args JSON]  print the decision and the rule
+  codemode audit verify FILE        check an audit log's hash chain (exit 1 naming the first bad line)
   codemode version
 
 Run "codemode serve -h" for the settings (each also has a CODEMODE_* variable).

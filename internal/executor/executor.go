@@ -42,6 +42,9 @@ type Options struct {
 	BootConfig jsontext.Value
 	// Router answers requests from a session's code (nil: none).
 	Router Router
+	// CallContext, if set, prepares the context of each call, whose values
+	// the code's requests see (e.g. a per-call budget of tool calls).
+	CallContext func(ctx context.Context) context.Context
 	// Preload starts the MCP servers a call names in `servers`.
 	Preload func(ctx context.Context, servers []string) error
 	// Loaded lists the MCP servers currently running (LOADED_MCP_SERVERS).
@@ -170,6 +173,9 @@ func New(opts Options) *Manager {
 // Run executes one call and returns its result. Errors about the request
 // itself come back as results too; Run never returns a nil result.
 func (m *Manager) Run(ctx context.Context, req Request) *Result {
+	if m.opts.CallContext != nil {
+		ctx = m.opts.CallContext(ctx)
+	}
 	name := req.Session
 	if name == "" {
 		name = DefaultSession

@@ -37,6 +37,7 @@ type ManualInfo struct {
 	TmpBytes       int64
 	WorkspaceBytes int64
 	Helpers        []pyruntime.Helper // documented helpers, in order
+	Policy         string             // one line on the policy over tool calls ("" = none)
 	DataDir        string             // "" (none), "read-only" or "read-write": a host directory at /workspace/data
 }
 
@@ -75,6 +76,9 @@ func Manual(m ManualInfo) string {
 	}
 	for _, n := range m.Backend.Notes {
 		p("- note: %s\n", n)
+	}
+	if m.Policy != "" {
+		p("- Tool calls from code pass a policy (%s): a denied call raises MCPError with kind \"denied\", an exceeded limit kind \"limit\"; some calls wait for a human's approval.\n", m.Policy)
 	}
 	p("\n## Helpers\n")
 	p("`runtime` (the module `mcp.runtime`) and `mcp` are predefined in every session.\n")

@@ -110,7 +110,12 @@ func (o *oauthVerifier) verify(ctx context.Context, raw string) (*auth.TokenInfo
 	if tok.Subject == "" {
 		return nil, fmt.Errorf("%w: no subject", auth.ErrInvalidToken)
 	}
-	return &auth.TokenInfo{UserID: "oauth:" + tok.Subject, Scopes: scopes, Expiration: tok.Expiry}, nil
+	var claims map[string]any
+	if err := tok.Claims(&claims); err != nil {
+		return nil, fmt.Errorf("%w: reading claims: %v", auth.ErrInvalidToken, err)
+	}
+	// The claims reach policy conditions (`claims.groups`, ...).
+	return &auth.TokenInfo{UserID: "oauth:" + tok.Subject, Scopes: scopes, Expiration: tok.Expiry, Extra: map[string]any{"claims": claims}}, nil
 }
 
 // resourceMetadataPath is where RFC 9728 puts the metadata of the resource

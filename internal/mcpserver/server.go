@@ -180,7 +180,11 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			return s.toolResult(res), nil
 		}
 		defer s.calls.release(client)
-		ctx = peer.With(ctx, peer.FromSession(req.Session, client))
+		who := peer.FromSession(req.Session, client)
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			who.Claims, _ = req.Extra.TokenInfo.Extra["claims"].(map[string]any)
+		}
+		ctx = peer.With(ctx, who)
 		res = s.opts.Executor.Run(ctx, executor.Request{
 			Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
 			Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,

@@ -13,8 +13,9 @@ import (
 
 // Peer is the client of one run_python call.
 type Peer struct {
-	Principal  string // token name or OAuth subject; "default" over stdio
-	ClientName string // the client's self-reported name (initialize clientInfo)
+	Principal  string         // token name or OAuth subject; "default" over stdio
+	ClientName string         // the client's self-reported name (initialize clientInfo)
+	Claims     map[string]any // the OAuth access token's claims, when it is a JWT
 	// Elicit asks the client's user; nil when the client cannot be asked
 	// (it did not declare form elicitation).
 	Elicit func(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)

@@ -36,7 +36,24 @@ type Options struct {
 	// CacheDir keeps tool lists across restarts (the state directory);
 	// empty disables the cache.
 	CacheDir string
-	Logger   *slog.Logger
+	// Visibility hides servers and tools from discovery (the policy's
+	// unconditional denials); nil hides nothing.
+	Visibility Visibility
+	Logger     *slog.Logger
+}
+
+// Visibility says what code may not even see. Hidden servers do not start.
+type Visibility interface {
+	ServerHidden(server string) bool
+	ToolHidden(server, tool string) bool
+}
+
+func (p *Proxy) serverHidden(server string) bool {
+	return p.opts.Visibility != nil && p.opts.Visibility.ServerHidden(server)
+}
+
+func (p *Proxy) toolHidden(server, tool string) bool {
+	return p.opts.Visibility != nil && (p.opts.Visibility.ServerHidden(server) || p.opts.Visibility.ToolHidden(server, tool))
 }
 
 // Proxy answers the MCP requests of sandboxed code.
@@ -113,10 +130,13 @@ type Brief struct {
 	Description string `json:"description"`
 }
 
-// Briefs lists every configured server, sorted by name.
+// Briefs lists every configured server code may see, sorted by name.
 func (p *Proxy) Briefs() []Brief {
 	var out []Brief
 	for _, s := range p.opts.Catalog.Servers() {
+		if p.serverHidden(s.Name) {
+			continue
+		}
 		out = append(out, Brief{Name: s.Name, Alias: s.Alias, Description: s.Description})
 	}
 	return out
@@ -126,7 +146,7 @@ func (p *Proxy) Briefs() []Brief {
 // parallel. Unknown names fail with the reference's "Unknown MCP server".
 func (p *Proxy) Preload(ctx context.Context, names []string) error {
 	for _, n := range names {
-		if _, ok := p.opts.Catalog.Server(n); !ok {
+		if info, ok := p.opts.Catalog.Server(n); !ok || p.serverHidden(info.Name) {
 			// The reference's wording; prompts may look for it.
 			return &hostrpc.Error{Kind: "unknown_server", Server: n, Message: "Unknown MCP server: " + n}
 		}
@@ -164,7 +184,7 @@ func (p *Proxy) Register(mux *hostrpc.Mux, mws ...hostrpc.ToolMiddleware) {
 	mux.Handle(hostrpc.ListLoadedServerMetadata, func(context.Context, *hostrpc.Request) (any, error) {
 		out := []description{}
 		for _, name := range p.Loaded() {
-			if info, ok := p.opts.Catalog.Server(name); ok && info.ToolsKnown {
+			if info, ok := p.opts.Catalog.Server(name); ok && info.ToolsKnown && !p.serverHidden(name) {
 				out = append(out, p.describe(info))
 			}
 		}
@@ -179,7 +199,13 @@ func (p *Proxy) Register(mux *hostrpc.Mux, mws ...hostrpc.ToolMiddleware) {
 		if err != nil {
 			return nil, err
 		}
-		return orEmpty(tools), nil
+		visible := []*mcp.Tool{}
+		for _, t := range tools {
+			if !p.toolHidden(info.Name, t.Name) {
+				visible = append(visible, t)
+			}
+		}
+		return visible, nil
 	}))
 	mux.Handle(hostrpc.ListToolsCached, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
 		info, err := p.serverWithTools(ctx, a.Server)
@@ -189,10 +215,25 @@ func (p *Proxy) Register(mux *hostrpc.Mux, mws ...hostrpc.ToolMiddleware) {
 		return p.describe(info).Tools, nil
 	}))
 	mux.Handle(hostrpc.QueryToolDocs, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
-		if _, err := p.serverWithTools(ctx, a.Server); err != nil {
+		info, err := p.serverWithTools(ctx, a.Server)
+		if err != nil {
 			return nil, err
 		}
-		return p.opts.Catalog.Query(a.Server, a.Tool, a.Detail)
+		docs, err := p.opts.Catalog.Query(a.Server, a.Tool, a.Detail)
+		if err != nil {
+			return nil, err
+		}
+		visible := []tooldocs.Doc{}
+		for _, d := range docs {
+			if !p.toolHidden(info.Name, d.Tool) {
+				visible = append(visible, d)
+			}
+		}
+		if a.Tool != nil && len(visible) == 0 {
+			return nil, &hostrpc.Error{Kind: "unknown_tool", Server: info.Name, Tool: *a.Tool,
+				Message: fmt.Sprintf("Tool '%s' not found for server %s", *a.Tool, info.Name)}
+		}
+		return visible, nil
 	}))
 	mux.Handle(hostrpc.SearchToolDocs, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
 		if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
@@ -203,7 +244,10 @@ func (p *Proxy) Register(mux *hostrpc.Mux, mws ...hostrpc.ToolMiddleware) {
 			limit = *a.Limit
 		}
 		p.indexAll(ctx)
-		return p.opts.Catalog.Search(*a.Query, limit, a.Detail), nil
+		if p.opts.Visibility == nil {
+			return p.opts.Catalog.Search(*a.Query, limit, a.Detail), nil
+		}
+		return p.opts.Catalog.SearchFiltered(*a.Query, limit, a.Detail, func(server, tool string) bool { return !p.toolHidden(server, tool) }), nil
 	}))
 	mux.Handle(hostrpc.CallTool, p.params(p.callTool))
 }
@@ -268,8 +312,8 @@ func (p *Proxy) server(name *string) (tooldocs.ServerInfo, error) {
 		return tooldocs.ServerInfo{}, &hostrpc.Error{Kind: "invalid", Message: "a server name is required"}
 	}
 	info, ok := p.opts.Catalog.Server(*name)
-	if !ok {
-		return info, &hostrpc.Error{Kind: "unknown_server", Message: fmt.Sprintf("Unknown MCP server: %s (configured: %s)", *name, strings.Join(p.names(), ", ")), Server: *name}
+	if !ok || p.serverHidden(info.Name) {
+		return tooldocs.ServerInfo{}, &hostrpc.Error{Kind: "unknown_server", Message: fmt.Sprintf("Unknown MCP server: %s (configured: %s)", *name, strings.Join(p.names(), ", ")), Server: *name}
 	}
 	return info, nil
 }
@@ -277,7 +321,9 @@ func (p *Proxy) server(name *string) (tooldocs.ServerInfo, error) {
 func (p *Proxy) names() []string {
 	var out []string
 	for _, s := range p.opts.Catalog.Servers() {
-		out = append(out, s.Name)
+		if !p.serverHidden(s.Name) {
+			out = append(out, s.Name)
+		}
 	}
 	if len(out) == 0 {
 		return []string{"none"}
@@ -324,6 +370,9 @@ func (p *Proxy) describe(info tooldocs.ServerInfo) description {
 		d.Cwd = &cwd
 	}
 	for _, t := range info.Tools {
+		if p.toolHidden(info.Name, t.Name) {
+			continue
+		}
 		schema := t.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage("null")
@@ -338,7 +387,7 @@ func (p *Proxy) describe(info tooldocs.ServerInfo) description {
 func (p *Proxy) indexAll(ctx context.Context) {
 	var missing []string
 	for _, s := range p.opts.Catalog.Servers() {
-		if !s.ToolsKnown {
+		if !s.ToolsKnown && !p.serverHidden(s.Name) {
 			missing = append(missing, s.Name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,5 +137,56 @@ func TestToolMiddleware(t *testing.T) {
 	}
 	if c := seen[0]; c.Server != "my-tools" || c.Tool != "echo" || string(c.Arguments["message"]) != `"pos"` {
 		t.Errorf("resolved call = %+v, want server my-tools, tool echo, message \"pos\"", c)
+	}
+}
+
+// hide hides the listed "server" or "server/tool" names.
+type hide []string
+
+func (h hide) ServerHidden(server string) bool     { return slices.Contains(h, server) }
+func (h hide) ToolHidden(server, tool string) bool { return slices.Contains(h, server+"/"+tool) }
+
+// TestHiddenToolsDisappearFromDiscovery checks every discovery path against
+// a visibility that hides one tool, and a hidden server against all of them.
+func TestHiddenToolsDisappearFromDiscovery(t *testing.T) {
+	px := newProxy(t, "", toolsServer(t))
+	px.opts.Visibility = hide{"my-tools/echo"}
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"describe_server", map[string]any{"server": "my-tools"}},
+		{"list_tools", map[string]any{"server": "my-tools"}},
+		{"list_tools_cached", map[string]any{"server": "my-tools"}},
+		{"query_tool_docs", map[string]any{"server": "my-tools"}},
+		{"search_tool_docs", map[string]any{"query": "echo a message back", "limit": 10}},
+		{"list_loaded_server_metadata", nil},
+	} {
+		got, gerr := call(t, px, tc.method, tc.params)
+		if gerr != "" || !strings.Contains(got, `"add"`) && tc.method != "search_tool_docs" {
+			t.Errorf("%s: %q %q, want the visible tools", tc.method, got, gerr)
+		}
+		if strings.Contains(got, `"echo"`) {
+			t.Errorf("%s shows the hidden tool: %s", tc.method, got)
+		}
+	}
+	if _, gerr := call(t, px, "query_tool_docs", map[string]any{"server": "my-tools", "tool": "echo"}); !strings.HasPrefix(gerr, "unknown_tool:") {
+		t.Errorf("query of a hidden tool: %q", gerr)
+	}
+
+	px.opts.Visibility = hide{"my-tools"}
+	if b := px.Briefs(); len(b) != 0 {
+		t.Errorf("Briefs lists a hidden server: %v", b)
+	}
+	if err := px.Preload(context.Background(), []string{"my-tools"}); err == nil || !strings.Contains(err.Error(), "Unknown MCP server") {
+		t.Errorf("Preload of a hidden server: %v", err)
+	}
+	for _, m := range []string{"describe_server", "list_tools", "query_tool_docs", "call_tool"} {
+		if _, gerr := call(t, px, m, map[string]any{"server": "my-tools", "tool": "add"}); !strings.HasPrefix(gerr, "unknown_server: Unknown MCP server: my-tools (configured: none)") {
+			t.Errorf("%s on a hidden server: %q", m, gerr)
+		}
+	}
+	if got, _ := call(t, px, "search_tool_docs", map[string]any{"query": "add numbers"}); got != "[]" {
+		t.Errorf("search finds tools of a hidden server: %s", got)
 	}
 }

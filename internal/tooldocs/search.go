@@ -66,10 +66,11 @@ func (c *Catalog) Search(query string, limit int, detail string) []Doc {
 	return c.SearchFiltered(query, limit, detail, nil)
 }
 
-// SearchFiltered is Search over the servers for which keep returns true
-// (all servers when keep is nil), for callers that apply an allow list.
-// keep is called with the catalogue locked and must not call back into it.
-func (c *Catalog) SearchFiltered(query string, limit int, detail string, keep func(server string) bool) []Doc {
+// SearchFiltered is Search over the tools for which keep(server, tool)
+// returns true (all when keep is nil), for callers that hide tools (the
+// policy); the limit counts kept tools. keep gets real names, is called with
+// the catalogue locked and must not call back into it.
+func (c *Catalog) SearchFiltered(query string, limit int, detail string, keep func(server, tool string) bool) []Doc {
 	detail = NormalizeDetail(detail)
 	hits := c.search(query, ClampLimit(limit), keep)
 	docs := make([]Doc, len(hits))
@@ -132,7 +133,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // hits, best first. Scores are BM25F sums over the query words, each word
 // counting with its best expansion (see expand), scaled down for tools that
 // match only some of the words, plus the name bonus.
-func (c *Catalog) search(query string, limit int, keep func(string) bool) []hit {
+func (c *Catalog) search(query string, limit int, keep func(server, tool string) bool) []hit {
 	toks := appendTokens(nil, query, false)
 	if len(toks) == 0 {
 		// A query of nothing but stop words ("what is this") still means
@@ -169,7 +170,7 @@ func (c *Catalog) search(query string, limit int, keep func(string) bool) []hit 
 	defer scratchPool.Put(sc)
 	top := make([]candidate, 0, limit+1)
 	for _, e := range c.order {
-		if e.seg == nil || (keep != nil && !keep(e.info.Name)) {
+		if e.seg == nil {
 			continue
 		}
 		seg := e.seg
@@ -226,7 +227,7 @@ func (c *Catalog) search(query string, limit int, keep func(string) bool) []hit 
 				s *= 0.5 + 0.5*float64(sc.matched[d])/float64(len(toks))
 			}
 			s += sc.best[d]
-			if s > 0 {
+			if s > 0 && (keep == nil || keep(e.info.Name, e.info.Tools[d].Name)) {
 				top = pushTop(top, candidate{e: e, doc: int32(d), score: s}, limit)
 			}
 		}

@@ -114,13 +114,25 @@ func TestSearchTieBreak(t *testing.T) {
 func TestSearchFiltered(t *testing.T) {
 	t.Parallel()
 	c := newCatalogOf(loadFixture(t))
-	docs := c.SearchFiltered("create issue", 20, "", func(s string) bool { return s == "jira" })
+	docs := c.SearchFiltered("create issue", 20, "", func(s, _ string) bool { return s == "jira" })
 	if len(docs) == 0 {
 		t.Fatal("SearchFiltered(jira) found nothing")
 	}
 	for _, d := range docs {
 		if d.Server != "jira" {
 			t.Errorf("SearchFiltered(jira) returned %s/%s", d.Server, d.Tool)
+		}
+	}
+	// Hiding the best hit leaves the rest, still limit-long.
+	all := c.Search("create issue", 3, "")
+	best := all[0]
+	kept := c.SearchFiltered("create issue", 3, "", func(s, tool string) bool { return s != best.Server || tool != best.Tool })
+	if len(kept) != 3 || kept[0].Server+"/"+kept[0].Tool != all[1].Server+"/"+all[1].Tool {
+		t.Errorf("hiding %s/%s: got %v, want the next hits", best.Server, best.Tool, kept)
+	}
+	for _, d := range kept {
+		if d.Server == best.Server && d.Tool == best.Tool {
+			t.Errorf("hidden tool %s/%s returned", d.Server, d.Tool)
 		}
 	}
 }

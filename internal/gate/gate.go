@@ -1,0 +1,208 @@
+// Package gate is the policy boundary every nested tool call passes: a
+// hostrpc.ToolMiddleware that decides the call by the policy in force
+// (rules, limits), asks a human when the policy says ask, records each
+// decision and each completed call in the audit log, and only then lets the
+// call go downstream. It also tells discovery what to hide.
+package gate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/codemode/codemode/internal/approval"
+	"github.com/codemode/codemode/internal/audit"
+	"github.com/codemode/codemode/internal/hostrpc"
+	"github.com/codemode/codemode/internal/peer"
+	"github.com/codemode/codemode/internal/policy"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Source gives the policy in force (a *policy.Store, which follows the file).
+type Source interface {
+	Current() *policy.Policy
+}
+
+// Options configure a Gate.
+type Options struct {
+	Policy   Source             // required
+	Approver *approval.Approver // nil: every ask is denied
+	Audit    *audit.Log         // nil: no audit log
+	// Observe, if set, learns every decision (metrics).
+	Observe func(d policy.Decision)
+	Logger  *slog.Logger
+}
+
+// Gate enforces a policy on tool calls.
+type Gate struct {
+	opts   Options
+	limits *policy.Enforcer
+	log    *slog.Logger
+}
+
+// New returns a Gate.
+func New(opts Options) *Gate {
+	g := &Gate{opts: opts, log: opts.Logger, limits: policy.NewEnforcer(limitsOf{opts.Policy})}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.opts.Approver == nil {
+		g.opts.Approver = approval.New(approval.Options{})
+	}
+	return g
+}
+
+type limitsOf struct{ src Source }
+
+func (l limitsOf) Limits() policy.Limits { return l.src.Current().Limits() }
+
+type runKey struct{}
+
+// WithRun marks ctx as one run_python call, whose calls count against
+// max_calls_per_run together.
+func WithRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, runKey{}, &policy.Run{})
+}
+
+// ServerHidden reports whether the policy denies every call to server.
+func (g *Gate) ServerHidden(server string) bool { return g.opts.Policy.Current().ServerHidden(server) }
+
+// ToolHidden reports whether the policy denies every call to the tool.
+func (g *Gate) ToolHidden(server, tool string) bool {
+	return g.opts.Policy.Current().Hidden(server, tool)
+}
+
+// Summary states the policy in force in one line (for the model's manual).
+func (g *Gate) Summary() string { return g.opts.Policy.Current().Summary() }
+
+// Forget drops the approvals remembered for a session.
+func (g *Gate) Forget(principal, session string) { g.opts.Approver.Forget(principal, session) }
+
+// Middleware decides each call before it goes downstream.
+func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
+	return func(ctx context.Context, c *hostrpc.ToolCall) (any, error) {
+		start := time.Now()
+		argsJSON, err := jsonv2.Marshal(c.Arguments, jsonv2.Deterministic(true))
+		if err != nil {
+			return nil, hostrpc.Errorf(hostrpc.KindInvalid, "arguments of %s.%s: %v", c.Server, c.Tool, err)
+		}
+		in := policy.Input{Server: c.Server, Tool: c.Tool, ArgsJSON: argsJSON,
+			Principal: c.Caller.Principal, Session: c.Caller.Session}
+		p := peer.From(ctx)
+		if p != nil {
+			in.Claims = p.Claims
+		}
+		if len(c.Annotations) > 0 {
+			if err := jsonv2.Unmarshal(c.Annotations, &in.Annotations); err != nil {
+				g.log.Warn("tool annotations unreadable; rules see none", "server", c.Server, "tool", c.Tool, "error", err)
+			}
+		}
+		pol := g.opts.Policy.Current()
+		d := pol.Decide(ctx, in)
+		for _, ce := range d.ConditionErrors {
+			g.log.Warn("policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", c.Server, "tool", c.Tool)
+		}
+		if g.opts.Observe != nil {
+			g.opts.Observe(d)
+		}
+		rec := audit.Record{Kind: audit.KindDecision, Principal: c.Caller.Principal, Session: c.Caller.Session,
+			CallID: newCallID(), Server: c.Server, Tool: c.Tool, Decision: d.Effect.String(), Rule: d.Rule.Label, Reason: d.Reason}
+		if d.Redact {
+			rec.ArgsSHA256, _ = audit.ArgsDigest(jsontext.Value(argsJSON))
+		} else {
+			rec.Args = jsontext.Value(argsJSON)
+		}
+		finish := func(outcome string, err error) {
+			call := rec
+			call.Kind, call.Outcome, call.DurationMS = audit.KindCall, outcome, time.Since(start).Milliseconds()
+			if err != nil {
+				call.Error = err.Error()
+			}
+			g.record(call)
+		}
+
+		if d.Effect == policy.Deny {
+			rec.Outcome = audit.OutcomeDenied
+			g.record(rec)
+			return nil, &hostrpc.Error{Kind: "denied", Server: c.Server, Tool: c.Tool, Message: denied(c, d)}
+		}
+		// Limits before asking: a human is not asked for a call that could
+		// not run anyway.
+		run, _ := ctx.Value(runKey{}).(*policy.Run)
+		if run == nil {
+			run = &policy.Run{}
+		}
+		release, err := g.limits.Acquire(ctx, c.Caller.Principal, run)
+		if err != nil {
+			var le *policy.LimitError
+			if errors.As(err, &le) {
+				rec.Outcome = audit.OutcomeLimit
+				g.record(rec)
+				return nil, &hostrpc.Error{Kind: "limit", Message: le.Error(), Server: c.Server, Tool: c.Tool}
+			}
+			return nil, err
+		}
+		defer release()
+
+		if d.Effect == policy.Ask {
+			ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: c.Caller.Principal, Session: c.Caller.Session,
+				Server: c.Server, Tool: c.Tool, Arguments: jsontext.Value(argsJSON), Reason: d.Reason, Rule: d.Rule.Label})
+			if err != nil {
+				return nil, err
+			}
+			rec.Approver = ans.Approver
+			if !ans.Allowed {
+				rec.Outcome = audit.OutcomeDenied
+				rec.Reason = joinReason(d.Reason, ans.Why)
+				g.record(rec)
+				return nil, &hostrpc.Error{Kind: "denied", Server: c.Server, Tool: c.Tool, Message: ans.Why}
+			}
+		}
+		g.record(rec)
+		res, err := next(ctx, c)
+		if err != nil {
+			finish(audit.OutcomeError, err)
+			return nil, err
+		}
+		finish(audit.OutcomeOK, nil)
+		return res, nil
+	}
+}
+
+// record appends to the audit log; a failing log is reported, and the call
+// goes on (the log's own error stops later records, see audit.Log).
+func (g *Gate) record(r audit.Record) {
+	if err := g.opts.Audit.Append(context.Background(), r); err != nil {
+		g.log.Error("audit log", "error", err)
+	}
+}
+
+func denied(c *hostrpc.ToolCall, d policy.Decision) string {
+	msg := fmt.Sprintf("%s.%s is denied by policy (%s", c.Server, c.Tool, d.Rule.Label)
+	if d.Rule.Line > 0 {
+		msg += fmt.Sprintf(", line %d", d.Rule.Line)
+	}
+	msg += ")"
+	if d.Reason != "" {
+		msg += ": " + d.Reason
+	}
+	return msg
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func newCallID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
