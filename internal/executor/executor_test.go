@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
+	"github.com/codemode/codemode/internal/testenv"
 )
 
 var backend = sync.OnceValue(func() *linuxns.Backend { return linuxns.New(nil) })
 
 func newManager(t testing.TB, opts Options) *Manager {
+	t.Helper()
+	testenv.NativePython(t)
 	opts.Backend = backend()
 	m := New(opts)
 	t.Cleanup(m.Close)
