@@ -120,7 +120,7 @@ func LookPath(t testing.TB, name, hint string) string {
 func Missing(t testing.TB, name, why string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skipf("prerequisite %s missing (-short runs only what needs nothing but Go; %s fails on it): %s", name, FullSuite, why)
+		t.Skipf("prerequisite %s missing (skipped under -short; %s fails on it): %s", name, FullSuite, why)
 	}
 	allowed := strings.Split(os.Getenv("CODEMODE_TEST_ALLOW_MISSING"), ",")
 	if slices.Contains(allowed, "all") || slices.Contains(allowed, name) {

@@ -40,7 +40,7 @@ func TestShortMode(t *testing.T) {
 		says  string
 	}{
 		{"missing", false, []string{"CODEMODE_TESTENV_CHILD=missing"}, "FAIL", "CODEMODE_TEST_ALLOW_MISSING=thing"},
-		{"missing short", true, []string{"CODEMODE_TESTENV_CHILD=missing"}, "SKIP", "-short runs only what needs nothing but Go"},
+		{"missing short", true, []string{"CODEMODE_TESTENV_CHILD=missing"}, "SKIP", "skipped under -short"},
 		{"missing allowed", false, []string{"CODEMODE_TESTENV_CHILD=missing", "CODEMODE_TEST_ALLOW_MISSING=node,thing"}, "SKIP", "allowed by CODEMODE_TEST_ALLOW_MISSING"},
 		{"python override", false, []string{"CODEMODE_TESTENV_CHILD=python", "CODEMODE_TEST_PYTHON=/bin/sh"}, "PASS", ""},
 		{"python override missing", false, []string{"CODEMODE_TESTENV_CHILD=python", "CODEMODE_TEST_PYTHON=" + empty + "/python3"}, "FAIL", "prerequisite python3 missing"},
