@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,6 +24,13 @@ var codemodeBin string
 func TestMain(m *testing.M) {
 	// The test binary doubles as a downstream MCP server for codemode.
 	downstreamtest.MaybeServe()
+	// Every test here runs the built binary's sandboxes, most with real MCP
+	// servers or container engines: minutes, and more than Go.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Printf("e2e: -short skips the end-to-end tests; %s runs them\n", testenv.FullSuite)
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "codemode-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -91,13 +91,29 @@ func TestWriteTableGolden(t *testing.T) {
 // TestAttacks runs the whole corpus on every backend through codemode's
 // real call path and fails on any escape (or any attack it cannot judge).
 // It also checks that the suite leaves nothing behind on the host.
+// CODEMODE_ATTACKS=name,... runs only those attacks. Under -short (the
+// whole corpus takes a minute per backend) it runs a smoke set on the
+// native backend: a quick attack or two of each category.
 func TestAttacks(t *testing.T) {
 	corpus, err := attacks.Corpus()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var only []string
 	if names := os.Getenv("CODEMODE_ATTACKS"); names != "" {
-		corpus = slices.DeleteFunc(corpus, func(a attacks.Attack) bool { return !slices.Contains(strings.Split(names, ","), a.Name) })
+		only = strings.Split(names, ",")
+	} else if testing.Short() {
+		only = []string{"ns-unshare-user", "ptrace-attach", "mount-tmpfs", "kernel-bpf", "procfs-pid1-root", "devices-mem",
+			"net-tcp-loopback", "host-shadow", "other-session-files", "links-out-symlink", "res-kill-all", "proto-fd-frames"}
+		t.Logf("-short runs %d of %d attacks on the native backend; %s runs all of them on every backend", len(only), len(corpus), testenv.FullSuite)
+	}
+	if only != nil {
+		corpus = slices.DeleteFunc(corpus, func(a attacks.Attack) bool { return !slices.Contains(only, a.Name) })
+		for _, name := range only {
+			if !slices.ContainsFunc(corpus, func(a attacks.Attack) bool { return a.Name == name }) {
+				t.Fatalf("no attack %s in the corpus", name)
+			}
+		}
 	}
 	// A private TMPDIR: the leak check counts temp dirs, and other test
 	// packages running next to this one make their own in the shared one.
@@ -113,6 +129,9 @@ func TestAttacks(t *testing.T) {
 	var all []attacks.Result
 	for _, b := range []string{"native", "podman", "docker", "gvisor"} {
 		t.Run(b, func(t *testing.T) {
+			if b != "native" {
+				testenv.Slow(t, "the attack corpus on "+b)
+			}
 			s, environ, engines := backendSettings(t, b)
 			before := testenv.HostResources(t, engines...)
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -147,6 +166,7 @@ func backendSettings(t *testing.T, b string) (settings.Settings, []string, [][]s
 	flags := map[string]string{"backend": b}
 	switch b {
 	case "native":
+		testenv.NativePython(t)
 	case "podman", "gvisor":
 		podman := testenv.Podman(t)
 		engines = append(engines, podman)

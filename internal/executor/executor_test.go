@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
+	"github.com/codemode/codemode/internal/testenv"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -18,6 +19,8 @@ import (
 var backend = sync.OnceValue(func() *linuxns.Backend { return linuxns.New(nil) })
 
 func newManager(t testing.TB, opts Options) *Manager {
+	t.Helper()
+	testenv.NativePython(t)
 	opts.Backend = backend()
 	m := New(opts)
 	t.Cleanup(m.Close)

@@ -19,6 +19,7 @@ import (
 // of this rootfs takes ~12 s) it checks the image scripts/testdeps.sh
 // imported with the same code: current, and working.
 func TestRealImage(t *testing.T) {
+	testenv.Slow(t, "the real image build and its import into podman and docker")
 	dir := filepath.Join(testenv.TestdepsDir(), "rootfs")
 	if _, ok := Current(dir, Spec{}); !ok {
 		testenv.LookPath(t, "debootstrap", "run scripts/testdeps.sh (apt-get install debootstrap)")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
+	"github.com/codemode/codemode/internal/testenv"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -18,6 +19,7 @@ var backend = sync.OnceValue(func() *linuxns.Backend { return linuxns.New(nil) }
 
 func start(t testing.TB, opts Options) *Interpreter {
 	t.Helper()
+	testenv.NativePython(t)
 	opts.Backend = backend()
 	if opts.Spec.ID == "" {
 		opts.Spec.ID = "it-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")

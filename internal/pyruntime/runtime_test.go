@@ -11,7 +11,7 @@ import (
 
 // TestPython runs the runtime's own Python unit tests (tests/test_*.py).
 func TestPython(t *testing.T) {
-	python := testenv.LookPath(t, "python3", "install python3 (apt-get install python3)")
+	python := testenv.Python(t)
 	cmd := exec.Command(python, "-B", "-m", "unittest", "discover", "-s", "tests", "-v")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)

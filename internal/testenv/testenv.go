@@ -6,6 +6,10 @@
 // scripts/testdeps.sh, so a skip there would hide a broken setup. On a
 // developer machine CODEMODE_TEST_ALLOW_MISSING=all (or a comma-separated list
 // of names such as "node,podman") turns the failure into a skip.
+//
+// Under -short (the inner loop, `go test -short ./...`) a missing
+// prerequisite skips, so the run needs nothing but Go, and Slow skips the
+// suites that take minutes; the full suite still runs both.
 package testenv
 
 import (
@@ -59,6 +63,48 @@ func Node(t testing.TB) string {
 	return bin
 }
 
+// FullSuite names the run that covers what -short leaves out.
+const FullSuite = "the full suite (go test ./... or scripts/test.sh)"
+
+// Slow skips t under -short: what names the suite (e.g. "the attack corpus
+// on podman"), which the message says the full suite runs.
+func Slow(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short skips %s; %s runs it", what, FullSuite)
+	}
+}
+
+// Python returns the host's python3: $CODEMODE_TEST_PYTHON when set, else
+// python3 in PATH, so a PATH without one stands for a machine without
+// Python even where /usr/bin/python3 exists.
+func Python(t testing.TB) string {
+	t.Helper()
+	name := "python3"
+	if v := strings.TrimSpace(os.Getenv("CODEMODE_TEST_PYTHON")); v != "" {
+		name = v
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, "python3", err.Error()+" (apt-get install python3)")
+	}
+	return p
+}
+
+// NativePython checks that the native sandbox has a python3 to run. It
+// runs the host's, seeing only the host's system directories: Python must
+// find one, and /usr must hold one.
+func NativePython(t testing.TB) {
+	t.Helper()
+	Python(t)
+	for _, p := range []string{"/usr/local/bin/python3", "/usr/bin/python3"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return
+		}
+	}
+	Missing(t, "python3", "no python3 in /usr/bin or /usr/local/bin, the only places the native sandbox sees (apt-get install python3)")
+}
+
 // LookPath returns the path of a host program or handles it as missing.
 func LookPath(t testing.TB, name, hint string) string {
 	t.Helper()
@@ -69,10 +115,13 @@ func LookPath(t testing.TB, name, hint string) string {
 	return p
 }
 
-// Missing fails the test, or skips it when CODEMODE_TEST_ALLOW_MISSING names
-// the prerequisite (or is "all").
+// Missing fails the test, or skips it under -short or when
+// CODEMODE_TEST_ALLOW_MISSING names the prerequisite (or is "all").
 func Missing(t testing.TB, name, why string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("prerequisite %s missing (skipped under -short; %s fails on it): %s", name, FullSuite, why)
+	}
 	allowed := strings.Split(os.Getenv("CODEMODE_TEST_ALLOW_MISSING"), ",")
 	if slices.Contains(allowed, "all") || slices.Contains(allowed, name) {
 		t.Skipf("prerequisite %s missing (allowed by CODEMODE_TEST_ALLOW_MISSING): %s", name, why)

@@ -29,21 +29,25 @@ func withoutRuntime(argv []string) []string {
 }
 
 func TestPodman(t *testing.T) {
+	testenv.Slow(t, "the backend suite on podman")
 	b := newBackend(t, Options{Name: "podman", Command: testenv.Podman(t)})
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b)})
 }
 
 func TestDocker(t *testing.T) {
+	testenv.Slow(t, "the backend suite on docker")
 	b := newBackend(t, Options{Name: "docker", Command: testenv.Docker(t)})
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b)})
 }
 
 func TestGVisorWithPodman(t *testing.T) {
+	testenv.Slow(t, "the backend suite on gVisor under podman")
 	b := newBackend(t, Options{Name: "gvisor", Command: withoutRuntime(testenv.Podman(t)), OCIRuntime: testenv.Runsc(t)})
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: false, ImageRoot: true, PtraceContained: true, Leaks: containerLeaks(b)})
 }
 
 func TestGVisorWithDocker(t *testing.T) {
+	testenv.Slow(t, "the backend suite on gVisor under docker")
 	// The docker daemon knows runsc by the name testdeps registered.
 	b := newBackend(t, Options{Name: "gvisor", Command: testenv.Docker(t), OCIRuntime: "runsc"})
 	caps, err := b.Probe(context.Background())
@@ -58,6 +62,7 @@ func TestGVisorWithDocker(t *testing.T) {
 }
 
 func TestLeftoverContainersAreRemovedAtStartup(t *testing.T) {
+	testenv.Slow(t, "the leftover-container cleanup on podman")
 	podman := testenv.Podman(t)
 	b := newBackend(t, Options{Name: "podman", Command: podman})
 	if _, err := b.Probe(context.Background()); err != nil {

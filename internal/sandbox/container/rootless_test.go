@@ -15,6 +15,7 @@ import (
 // memory and CPU must be reported as not enforced, while the processes
 // stay bounded by RLIMIT_NPROC and each process's memory by RLIMIT_DATA.
 func TestPodmanRootless(t *testing.T) {
+	testenv.Slow(t, "the backend suite on rootless podman")
 	b := New(&Options{Name: "podman", Command: testenv.RootlessPodman(t), Image: testenv.Image(t),
 		StateDir: testenv.ReadableTempDir(t)}) // the user's podman reads the seccomp profile there
 	t.Cleanup(func() { b.Close() })

@@ -20,6 +20,7 @@ import (
 const unprivilegedUID = 23456
 
 func TestNativeBackend(t *testing.T) {
+	testenv.NativePython(t)
 	b := New(nil)
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b)})
 }
@@ -39,6 +40,7 @@ func TestNativeBackendUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("already unprivileged: TestNativeBackend covers this case")
 	}
+	testenv.NativePython(t)
 	// Re-run this test binary as an unprivileged user. Its own directory may
 	// be private to root, so run a world-readable copy.
 	self, err := os.Executable()
