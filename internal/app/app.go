@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/downstream"
@@ -116,15 +117,25 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	manual := mcpserver.Manual(mcpserver.ManualInfo{
+	info := mcpserver.ManualInfo{
 		Backend: caps, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
-	})
-	boot, err := json.Marshal(map[string]any{"manual": manual, "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels})
-	if err != nil {
-		return nil, err
+	}
+	manual := mcpserver.Manual(info)
+	// Each new interpreter learns the servers and the policy in force when
+	// it starts, so a reloaded policy reaches new sessions.
+	bootConfig := func() jsontext.Value {
+		info := info
+		if guard != nil {
+			info.Policy = guard.Summary()
+		}
+		boot, err := json.Marshal(map[string]any{"manual": mcpserver.Manual(info), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels})
+		if err != nil {
+			log.Error("encoding the runtime's boot configuration", "error", err)
+		}
+		return boot
 	}
 	// Named by pid and start time: directories of dead codemodes are swept.
 	sessionsDir := filepath.Join(s.StateDir, "sessions", sandbox.OwnerID(os.Getpid()))
@@ -146,12 +157,17 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
 		MaxClientSessions: s.MaxClientSessions, Spares: s.Spares,
-		BootConfig: jsontext.Value(boot), Logger: log,
+		BootConfig: bootConfig, Logger: log,
 		Router:      mux,
 		CallContext: gate.WithRun,
-		Preload:     px.Preload,
-		Loaded:      px.Loaded,
-		Artifacts:   files, SpoolLimit: s.OutputSpool, Mounts: mounts,
+		SessionEnded: func(principal, owner, session string) {
+			if guard != nil {
+				guard.SessionEnded(principal, owner, session)
+			}
+		},
+		Preload:   px.Preload,
+		Loaded:    px.Loaded,
+		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
 		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
 	})
 	var mws []hostrpc.ToolMiddleware
@@ -163,7 +179,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
 		OutputMode: func() string { return mode }, Manual: manual, Logger: log, Artifacts: files,
-		MaxClientCalls: s.MaxClientCalls, TOON: encodeTOON,
+		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
 		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard}, nil

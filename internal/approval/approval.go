@@ -22,7 +22,9 @@ import (
 
 // Request is one call waiting for approval.
 type Request struct {
-	Principal, Session string
+	Principal string
+	Owner     string // the MCP connection (sessions are private to it)
+	Session   string
 	Server, Tool       string
 	Arguments          jsontext.Value // as they will be sent
 	Reason             string         // the rule's reason
@@ -54,7 +56,7 @@ type Approver struct {
 	remembered map[rememberKey]bool
 }
 
-type rememberKey struct{ principal, session, server, tool string }
+type rememberKey struct{ principal, owner, session, server, tool string }
 
 // New returns an Approver.
 func New(opts Options) *Approver {
@@ -70,7 +72,7 @@ func New(opts Options) *Approver {
 // Ask decides req: a remembered approval, else the answer of the user of the
 // client in ctx (see peer). The error is only for a cancelled ctx.
 func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
-	k := rememberKey{req.Principal, req.Session, req.Server, req.Tool}
+	k := rememberKey{req.Principal, req.Owner, req.Session, req.Server, req.Tool}
 	a.mu.Lock()
 	ok := a.remembered[k]
 	a.mu.Unlock()
@@ -113,11 +115,11 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 }
 
 // Forget drops what was remembered for a session (it was reset or closed).
-func (a *Approver) Forget(principal, session string) {
+func (a *Approver) Forget(principal, owner, session string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k := range a.remembered {
-		if k.principal == principal && k.session == session {
+		if k.principal == principal && k.owner == owner && k.session == session {
 			delete(a.remembered, k)
 		}
 	}

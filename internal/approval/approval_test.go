@@ -94,7 +94,7 @@ func TestRememberForSession(t *testing.T) {
 	if a.Ask(ctx, other); len(u.asked) != 2 {
 		t.Fatalf("another session was not asked")
 	}
-	a.Forget("alice", "s1")
+	a.Forget("alice", "", "s1")
 	if a.Ask(ctx, req); len(u.asked) != 3 {
 		t.Fatalf("a forgotten session was not asked again")
 	}

@@ -38,10 +38,13 @@ type Options struct {
 	// MaxClientSessions bounds the sessions of one principal (0 = MaxSessions).
 	MaxClientSessions int
 	OutputLimit       int
-	// BootConfig is handed to every new interpreter's runtime.
-	BootConfig jsontext.Value
+	// BootConfig gives every new interpreter's runtime its configuration,
+	// read at each start (it follows the policy in force).
+	BootConfig func() jsontext.Value
 	// Router answers requests from a session's code (nil: none).
 	Router Router
+	// SessionEnded, if set, learns that a session was reset or closed.
+	SessionEnded func(principal, owner, session string)
 	// CallContext, if set, prepares the context of each call, whose values
 	// the code's requests see (e.g. a per-call budget of tool calls).
 	CallContext func(ctx context.Context) context.Context
@@ -198,6 +201,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	defer m.release(s)
 	if req.Reset {
 		m.endInterpreter(s, "")
+		m.sessionEnded(s)
 	}
 	if s.ended != "" {
 		res.Notes = append(res.Notes, s.ended)
@@ -488,11 +492,18 @@ func (m *Manager) newInterpreter(ctx context.Context, label string) (*interprete
 			Labels: map[string]string{"codemode.session": label},
 		},
 		Python: m.opts.Python,
-		Config: m.opts.BootConfig,
+		Config: m.bootConfig(),
 		RPC:    m.route(bound, id),
 		Logger: m.log,
 	})
 	return in, bound, err
+}
+
+func (m *Manager) bootConfig() jsontext.Value {
+	if m.opts.BootConfig == nil {
+		return nil
+	}
+	return m.opts.BootConfig()
 }
 
 // spare is an interpreter started ahead of need, so a new session does not
@@ -591,11 +602,18 @@ func (m *Manager) CloseOwner(owner string) {
 	m.killAll(victims)
 }
 
+func (m *Manager) sessionEnded(s *session) {
+	if m.opts.SessionEnded != nil {
+		m.opts.SessionEnded(s.principal, s.key.owner, s.key.name)
+	}
+}
+
 // killAll kills the interpreters of sessions no longer in the map, waiting
 // for running calls to notice.
 func (m *Manager) killAll(victims []*session) {
 	var wg sync.WaitGroup
 	for _, s := range victims {
+		m.sessionEnded(s)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

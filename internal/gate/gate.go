@@ -80,8 +80,11 @@ func (g *Gate) ToolHidden(server, tool string) bool {
 // Summary states the policy in force in one line (for the model's manual).
 func (g *Gate) Summary() string { return g.opts.Policy.Current().Summary() }
 
-// Forget drops the approvals remembered for a session.
-func (g *Gate) Forget(principal, session string) { g.opts.Approver.Forget(principal, session) }
+// SessionEnded drops the approvals remembered for a session that was reset
+// or closed: a new interpreter is a new session.
+func (g *Gate) SessionEnded(principal, owner, session string) {
+	g.opts.Approver.Forget(principal, owner, session)
+}
 
 // Middleware decides each call before it goes downstream.
 func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
@@ -150,7 +153,7 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		defer release()
 
 		if d.Effect == policy.Ask {
-			ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: c.Caller.Principal, Session: c.Caller.Session,
+			ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: c.Caller.Principal, Owner: c.Caller.Owner, Session: c.Caller.Session,
 				Server: c.Server, Tool: c.Tool, Arguments: jsontext.Value(argsJSON), Reason: d.Reason, Rule: d.Rule.Label})
 			if err != nil {
 				return nil, err

@@ -39,7 +39,10 @@ type Options struct {
 	Artifacts *artifacts.Store
 	// MaxClientCalls bounds the concurrent calls of one client (token); 0 = none.
 	MaxClientCalls int
-	Logger         *slog.Logger
+	// InputWait is how long a call that asked its client a question (in
+	// its result) keeps its outcome for the client to come back (default 3m).
+	InputWait time.Duration
+	Logger    *slog.Logger
 }
 
 // Server is the MCP server.
@@ -52,6 +55,8 @@ type Server struct {
 	owners map[*mcp.ServerSession]string
 	nextID atomic.Uint64
 	calls  *clientLimits
+
+	pending pendingRuns
 }
 
 // New builds the server and registers its tool and resource.
@@ -60,6 +65,9 @@ func New(opts Options) *Server {
 		calls: &clientLimits{max: opts.MaxClientCalls, active: map[string]int{}}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.InputWait <= 0 {
+		s.opts.InputWait = 3 * time.Minute
 	}
 	if s.opts.OutputMode == nil {
 		s.opts.OutputMode = func() string { return "compact" }
@@ -163,6 +171,10 @@ func (s *Server) owner(ss *mcp.ServerSession) string {
 }
 
 func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params != nil && req.Params.RequestState != "" {
+		// The client answers a running call's questions.
+		return s.resumePending(ctx, principal(req), req.Params)
+	}
 	var raw jsontext.Value
 	if req.Params != nil {
 		raw = jsontext.Value(req.Params.Arguments)
@@ -184,17 +196,38 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			who.Claims, _ = req.Extra.TokenInfo.Extra["claims"].(map[string]any)
 		}
-		ctx = peer.With(ctx, who)
-		res = s.opts.Executor.Run(ctx, executor.Request{
-			Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
-			Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
-			Principal: client, Progress: progressReporter(ctx, req),
-		})
-		s.log.InfoContext(ctx, "run_python", "client", client, "session", res.Session, "status", res.Status,
-			"code_bytes", len(a.Code), "stdout_bytes", res.Stdout.Total, "stderr_bytes", res.Stderr.Total,
-			"duration", time.Since(start))
+		execute := func(ctx context.Context, elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) *executor.Result {
+			if elicit != nil {
+				who.Elicit = elicit
+			}
+			ctx = peer.With(ctx, who)
+			return s.opts.Executor.Run(ctx, executor.Request{
+				Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
+				Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
+				Principal: client, Progress: progressReporter(ctx, req),
+			})
+		}
+		if canAsk, inResult := peer.Asking(req.Session); canAsk && inResult {
+			// Questions travel in results: the call may return before the
+			// code ends, and the client comes back with the answers.
+			var final *executor.Result
+			out, err := s.startPending(ctx, client, func(ctx context.Context, elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) *mcp.CallToolResult {
+				final = execute(ctx, elicit)
+				s.logRun(ctx, client, a.Code, final, start)
+				return s.toolResult(final)
+			})
+			return out, err
+		}
+		res = execute(ctx, nil)
+		s.logRun(ctx, client, a.Code, res, start)
 	}
 	return s.toolResult(res), nil
+}
+
+func (s *Server) logRun(ctx context.Context, client, code string, res *executor.Result, start time.Time) {
+	s.log.InfoContext(ctx, "run_python", "client", client, "session", res.Session, "status", res.Status,
+		"code_bytes", len(code), "stdout_bytes", res.Stdout.Total, "stderr_bytes", res.Stderr.Total,
+		"duration", time.Since(start))
 }
 
 func (s *Server) toolResult(res *executor.Result) *mcp.CallToolResult {

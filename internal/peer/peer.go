@@ -42,12 +42,29 @@ func FromSession(ss *mcp.ServerSession, principal string) *Peer {
 	if ip != nil && ip.ClientInfo != nil {
 		p.ClientName = ip.ClientInfo.Name
 	}
-	if ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
-		caps := ip.Capabilities.Elicitation
-		// No sub-capability at all means form, for older clients.
-		if caps.Form != nil || caps.URL == nil {
-			p.Elicit = ss.Elicit
-		}
+	if canAsk, inline := Asking(ss); canAsk && !inline {
+		p.Elicit = ss.Elicit
 	}
 	return p
+}
+
+// multiRoundTrip is the first protocol version where a server may not send
+// requests while serving one; it returns them as InputRequests (SEP-2322).
+const multiRoundTrip = "2026-07-28"
+
+// Asking reports whether the client of ss can be asked a form question, and
+// whether the question must travel inside the call's result (protocol
+// 2026-07-28 and later) rather than as a request of its own.
+func Asking(ss *mcp.ServerSession) (canAsk, inResult bool) {
+	if ss == nil {
+		return false, false
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false, false
+	}
+	caps := ip.Capabilities.Elicitation
+	// No sub-capability at all means form, for older clients.
+	canAsk = caps.Form != nil || caps.URL == nil
+	return canAsk, ip.ProtocolVersion >= multiRoundTrip
 }
