@@ -22,13 +22,13 @@ import (
 
 // Request is one call waiting for approval.
 type Request struct {
-	Principal string
-	Owner     string // the MCP connection (sessions are private to it)
-	Session   string
-	Server, Tool       string
-	Arguments          jsontext.Value // as they will be sent
-	Reason             string         // the rule's reason
-	Rule               string         // which rule asked ("rules[2]", "default")
+	Principal    string
+	Owner        string // the MCP connection (sessions are private to it)
+	Session      string
+	Server, Tool string
+	Arguments    jsontext.Value // as they will be sent
+	Reason       string         // the rule's reason
+	Rule         string         // which rule asked ("rules[2]", "default")
 }
 
 // Answer is the human's decision.
