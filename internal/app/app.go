@@ -122,7 +122,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	})
-	boot, err := json.Marshal(map[string]any{"manual": manual, "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels})
+	boot, err := json.Marshal(map[string]any{"manual": manual, "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels, "pids": s.PIDs})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/hostrpc"
+	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
@@ -158,5 +159,23 @@ func TestRequestsCarryTheCallersContext(t *testing.T) {
 	}
 	if len(router.seen) != 1 || router.seen[0] != "list_servers alice/conn-1/s" || router.value != "the client" {
 		t.Fatalf("router saw %v with value %v", router.seen, router.value)
+	}
+}
+
+// TestProcessLimitIsNamed checks that hitting the process limit says which
+// limit it was and which processes hold it, and that processes a call leaves
+// running are reported at its end rather than silently counted against the
+// next call.
+func TestProcessLimitIsNamed(t *testing.T) {
+	m := newManager(t, Options{Limits: sandbox.Limits{MemoryBytes: 512 << 20, PIDs: 16}, BootConfig: jsontext.Value(`{"pids":16}`)})
+	r := run(t, m, "p", "import subprocess\nps = [subprocess.Popen(['sleep', '60']) for _ in range(2)]")
+	if r.Status != StatusSuccess || !strings.Contains(strings.Join(r.Stderr.Lines(), "\n"), "note: 2 processes started in this session are still running (") ||
+		!strings.Contains(strings.Join(r.Stderr.Lines(), "\n"), "sleep 60") {
+		t.Fatalf("leftover processes not reported: %+v\nstderr: %s", r, strings.Join(r.Stderr.Lines(), "\n"))
+	}
+	r = run(t, m, "p", "import subprocess\nmore = [subprocess.Popen(['sleep', '60']) for _ in range(40)]")
+	if r.Status != StatusError || !strings.Contains(r.Error, "the sandbox's process limit (16 processes and threads) was reached") ||
+		!strings.Contains(r.Error, "other processes are running in this session") {
+		t.Fatalf("process limit: %+v\nstderr: %s", r, strings.Join(r.Stderr.Lines(), "\n"))
 	}
 }
