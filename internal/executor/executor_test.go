@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
@@ -90,10 +91,12 @@ func TestCapture(t *testing.T) {
 	if all, partial := c.spilled(); len(all) != 200 || partial {
 		t.Fatalf("spilled %d partial %v", len(all), partial)
 	}
+	// Whether a stream is spilled is the result's cut to decide (Manager.fit):
+	// the spool holds everything either way.
 	small := newCapture(100, 1000)
 	small.write([]byte("hi\n"))
-	if all, _ := small.spilled(); all != nil {
-		t.Fatal("output within the limit was spilled")
+	if all, _ := small.spilled(); string(all) != "hi\n" {
+		t.Fatalf("spooled %q", all)
 	}
 }
 
@@ -177,5 +180,32 @@ func TestProcessLimitIsNamed(t *testing.T) {
 	if r.Status != StatusError || !strings.Contains(r.Error, "the sandbox's process limit (16 processes and threads) was reached") ||
 		!strings.Contains(r.Error, "other processes are running in this session") {
 		t.Fatalf("process limit: %+v\nstderr: %s", r, strings.Join(r.Stderr.Lines(), "\n"))
+	}
+}
+
+// TestFitSpillsWhatItCuts checks that a stream cut by Options.Fit (below
+// OutputLimit) is kept in full as a session file and linked, and that the
+// result is fitted again once the link is in.
+func TestFitSpillsWhatItCuts(t *testing.T) {
+	files, err := artifacts.New(artifacts.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := 0
+	fit := func(r *Result) bool {
+		fits++
+		if len(r.Stdout.Head) <= 100 {
+			return false
+		}
+		r.Stdout = Output{Head: r.Stdout.Head[:50], Tail: r.Stdout.Head[len(r.Stdout.Head)-50:], Total: r.Stdout.Total}
+		return true
+	}
+	m := newManager(t, Options{Artifacts: files, SpoolLimit: 1 << 20, Fit: fit})
+	r := run(t, m, "f", "print('x' * 5000)")
+	if r.Stdout.Omitted() != 5001-100 || len(r.Files) != 1 || r.Files[0].Size != 5001 || fits != 2 {
+		t.Fatalf("omitted %d, files %+v, fits %d", r.Stdout.Omitted(), r.Files, fits)
+	}
+	if r = run(t, m, "f", "print('short')"); len(r.Files) != 0 {
+		t.Fatalf("uncut output was spilled: %+v", r.Files)
 	}
 }
