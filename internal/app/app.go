@@ -25,6 +25,7 @@ import (
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/proxy"
 	"github.com/codemode/codemode/internal/pyruntime"
+	"github.com/codemode/codemode/internal/render"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
@@ -119,7 +120,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	}
 	info := mcpserver.ManualInfo{
 		Backend: caps, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
-		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
+		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit, ResultLimit: s.ResultLimit,
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	}
@@ -131,7 +132,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		if guard != nil {
 			info.Policy = guard.Summary()
 		}
-		boot, err := json.Marshal(map[string]any{"manual": mcpserver.Manual(info), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels})
+		boot, err := json.Marshal(map[string]any{"manual": mcpserver.Manual(info), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels, "pids": s.PIDs})
 		if err != nil {
 			log.Error("encoding the runtime's boot configuration", "error", err)
 		}
@@ -168,6 +169,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
+		Fit:    func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
 		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
 	})
 	var mws []hostrpc.ToolMiddleware

@@ -204,6 +204,18 @@ func (p *Pool) CallTool(ctx context.Context, name, tool string, args any) (*mcp.
 	return s.call(ctx, tool, args)
 }
 
+// About returns what a server said of itself when it last started (its
+// instructions, else its name and version); "" if it never started.
+func (p *Pool) About(name string) string {
+	s := p.lookup(name)
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.about
+}
+
 // Running reports the servers with a live session, sorted.
 func (p *Pool) Running() []string {
 	p.mu.Lock()

@@ -38,6 +38,7 @@ type server struct {
 	toolsOK  bool
 	dropped  string // why the server may not be used at all
 	stopped  bool
+	about    string // what the server said of itself at its last start
 }
 
 // connection is one live session with its process (stdio servers).
@@ -191,6 +192,10 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 		return nil, nil, fmt.Errorf("server %s: initialize: %w", s.cfg.Name, err)
 	}
 	c.cs = cs
+	about := describeSelf(cs.InitializeResult())
+	s.mu.Lock()
+	s.about = about
+	s.mu.Unlock()
 	if info := cs.InitializeResult().ServerInfo; info != nil && selfNames[strings.ToLower(info.Name)] && !s.pool.opts.AllowSelf {
 		s.mu.Lock()
 		s.dropped = fmt.Sprintf("its serverInfo is %q: codemode must not call itself (set MCP_BRIDGE_ALLOW_SELF_SERVER=1 to allow)", info.Name)
@@ -555,4 +560,29 @@ func (w *stderrLog) tail() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return strings.Join(w.last, " | ")
+}
+
+// describeSelf is a server's own short description: the first paragraph of
+// its instructions, else its title or name and version.
+func describeSelf(res *mcp.InitializeResult) string {
+	if res == nil {
+		return ""
+	}
+	if text := strings.TrimSpace(res.Instructions); text != "" {
+		text, _, _ = strings.Cut(text, "\n\n")
+		text = strings.Join(strings.Fields(text), " ")
+		if r := []rune(text); len(r) > 300 {
+			text = string(r[:299]) + "…"
+		}
+		return text
+	}
+	info := res.ServerInfo
+	if info == nil {
+		return ""
+	}
+	name := info.Title
+	if name == "" {
+		name = info.Name
+	}
+	return strings.TrimSpace(name + " " + info.Version)
 }

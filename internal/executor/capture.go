@@ -48,10 +48,10 @@ func (c *capture) output() Output {
 	return Output{Head: c.head, Tail: tail, Total: c.total}
 }
 
-// spilled returns the full output when the result had to cut it, and
-// whether even the spool was too small for all of it.
+// spilled returns the output kept for a session file, and whether even the
+// spool was too small for all of it.
 func (c *capture) spilled() (data []byte, partial bool) {
-	if c.total <= int64(c.headLimit+c.tailLimit) || c.spool == 0 {
+	if c.spool == 0 || c.total == 0 {
 		return nil, false
 	}
 	return c.all, int64(len(c.all)) < c.total

@@ -56,6 +56,11 @@ type Options struct {
 	Artifacts *artifacts.Store
 	// SpoolLimit is how much of a cut stream is kept as a session file.
 	SpoolLimit int
+	// Fit cuts a finished result's streams further to what the client can
+	// afford and reports whether it did (the MCP server's character budget
+	// for the whole result); streams it cut are kept as session files like
+	// those cut at OutputLimit. nil: OutputLimit alone applies.
+	Fit func(*Result) bool
 	// Images bounds images returned by code.
 	Images artifacts.Budget
 	// Spares is how many interpreters are kept started ahead of need.
@@ -328,8 +333,6 @@ wait:
 	call.mu.Lock()
 	res.Images, res.Files = call.images, call.files
 	call.mu.Unlock()
-	m.spill(s, in.ID(), "stdout", stdout, res)
-	m.spill(s, in.ID(), "stderr", stderr, res)
 	r := cell.Result()
 	switch {
 	case timedOut:
@@ -350,7 +353,6 @@ wait:
 	if r.Died {
 		exit := r.Exit
 		s.setInterp(nil)
-		m.dropArtifacts(in.ID())
 		res.StateLost = true
 		why := "the sandbox " + exit.String()
 		if exit.OOMKilled {
@@ -362,13 +364,35 @@ wait:
 		}
 		res.Notes = append(res.Notes, "the session's state was lost ("+why+"); the next call starts a fresh interpreter")
 	}
+	m.fit(s, in.ID(), stdout, stderr, res)
+	if r.Died {
+		m.dropArtifacts(in.ID())
+	}
 	return true
 }
 
+// fit applies the caller's budget to a finished result and keeps every
+// stream the result had to cut as a session file. The links add to the
+// result, so it is fitted again after them.
+func (m *Manager) fit(s *session, sandboxID string, stdout, stderr *capture, res *Result) {
+	if m.opts.Fit != nil {
+		m.opts.Fit(res)
+	}
+	n := len(res.Files)
+	m.spill(s, sandboxID, "stdout", stdout, res.Stdout, res)
+	m.spill(s, sandboxID, "stderr", stderr, res.Stderr, res)
+	if m.opts.Fit != nil && len(res.Files) > n {
+		m.opts.Fit(res)
+	}
+}
+
 // spill keeps a stream the result had to cut as a session file, and links it.
-func (m *Manager) spill(s *session, sandboxID, stream string, c *capture, res *Result) {
+func (m *Manager) spill(s *session, sandboxID, stream string, c *capture, kept Output, res *Result) {
+	if kept.Omitted() <= 0 || m.opts.Artifacts == nil {
+		return
+	}
 	data, partial := c.spilled()
-	if data == nil || m.opts.Artifacts == nil {
+	if data == nil {
 		return
 	}
 	s.calls++

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/hostrpc"
+	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
 	"github.com/codemode/codemode/internal/testenv"
 	"github.com/codemode/codemode/internal/wire"
@@ -92,10 +94,12 @@ func TestCapture(t *testing.T) {
 	if all, partial := c.spilled(); len(all) != 200 || partial {
 		t.Fatalf("spilled %d partial %v", len(all), partial)
 	}
+	// Whether a stream is spilled is the result's cut to decide (Manager.fit):
+	// the spool holds everything either way.
 	small := newCapture(100, 1000)
 	small.write([]byte("hi\n"))
-	if all, _ := small.spilled(); all != nil {
-		t.Fatal("output within the limit was spilled")
+	if all, _ := small.spilled(); string(all) != "hi\n" {
+		t.Fatalf("spooled %q", all)
 	}
 }
 
@@ -161,5 +165,50 @@ func TestRequestsCarryTheCallersContext(t *testing.T) {
 	}
 	if len(router.seen) != 1 || router.seen[0] != "list_servers alice/conn-1/s" || router.value != "the client" {
 		t.Fatalf("router saw %v with value %v", router.seen, router.value)
+	}
+}
+
+// TestProcessLimitIsNamed checks that hitting the process limit says which
+// limit it was and which processes hold it, and that processes a call leaves
+// running are reported at its end rather than silently counted against the
+// next call.
+func TestProcessLimitIsNamed(t *testing.T) {
+	m := newManager(t, Options{Limits: sandbox.Limits{MemoryBytes: 512 << 20, PIDs: 16}, BootConfig: func() jsontext.Value { return jsontext.Value(`{"pids":16}`) }})
+	r := run(t, m, "p", "import subprocess\nps = [subprocess.Popen(['sleep', '60']) for _ in range(2)]")
+	if r.Status != StatusSuccess || !strings.Contains(strings.Join(r.Stderr.Lines(), "\n"), "note: 2 processes started in this session are still running (") ||
+		!strings.Contains(strings.Join(r.Stderr.Lines(), "\n"), "sleep 60") {
+		t.Fatalf("leftover processes not reported: %+v\nstderr: %s", r, strings.Join(r.Stderr.Lines(), "\n"))
+	}
+	r = run(t, m, "p", "import subprocess\nmore = [subprocess.Popen(['sleep', '60']) for _ in range(40)]")
+	if r.Status != StatusError || !strings.Contains(r.Error, "the sandbox's process limit (16 processes and threads) was reached") ||
+		!strings.Contains(r.Error, "other processes are running in this session") {
+		t.Fatalf("process limit: %+v\nstderr: %s", r, strings.Join(r.Stderr.Lines(), "\n"))
+	}
+}
+
+// TestFitSpillsWhatItCuts checks that a stream cut by Options.Fit (below
+// OutputLimit) is kept in full as a session file and linked, and that the
+// result is fitted again once the link is in.
+func TestFitSpillsWhatItCuts(t *testing.T) {
+	files, err := artifacts.New(artifacts.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := 0
+	fit := func(r *Result) bool {
+		fits++
+		if len(r.Stdout.Head) <= 100 {
+			return false
+		}
+		r.Stdout = Output{Head: r.Stdout.Head[:50], Tail: r.Stdout.Head[len(r.Stdout.Head)-50:], Total: r.Stdout.Total}
+		return true
+	}
+	m := newManager(t, Options{Artifacts: files, SpoolLimit: 1 << 20, Fit: fit})
+	r := run(t, m, "f", "print('x' * 5000)")
+	if r.Stdout.Omitted() != 5001-100 || len(r.Files) != 1 || r.Files[0].Size != 5001 || fits != 2 {
+		t.Fatalf("omitted %d, files %+v, fits %d", r.Stdout.Omitted(), r.Files, fits)
+	}
+	if r = run(t, m, "f", "print('short')"); len(r.Files) != 0 {
+		t.Fatalf("uncut output was spilled: %+v", r.Files)
 	}
 }

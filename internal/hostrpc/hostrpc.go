@@ -28,6 +28,7 @@ import (
 // the runtime's sources and fails on any method no handler serves.
 const (
 	// MCP discovery and calls (proxy).
+	DiscoveredServers        = "discovered_servers"
 	ListServers              = "list_servers"
 	DescribeServer           = "describe_server"
 	ListLoadedServerMetadata = "list_loaded_server_metadata"

@@ -31,6 +31,7 @@ type ManualInfo struct {
 	IdleTimeout    time.Duration
 	MaxSessions    int
 	OutputLimit    int
+	ResultLimit    int // characters of a whole result; 0 = none
 	MemoryBytes    int64
 	PIDs           int
 	CPUs           float64
@@ -54,7 +55,11 @@ func Manual(m ManualInfo) string {
 	p("- Timeout: %s by default, at most %s per call. On timeout the code gets KeyboardInterrupt; if it has not stopped %s later the sandbox is killed and the session's state is lost (the result says so).\n",
 		secs(m.DefaultTimeout), secs(m.MaxTimeout), secs(m.InterruptGrace))
 	p("- Sessions end after %s without calls, when their connection closes, and at shutdown; at most %d run at once.\n", m.IdleTimeout, m.MaxSessions)
-	p("- Output: up to %s of stdout and of stderr per call are returned; beyond that the middle is cut and the result states how much.\n\n", size(int64(m.OutputLimit)))
+	p("- Output: up to %s of stdout and of stderr per call are returned; beyond that the middle is cut and the result states how much.\n", size(int64(m.OutputLimit)))
+	if m.ResultLimit > 0 {
+		p("- A whole result stays within %d characters: long output keeps its start and end, and the full output is linked as a file (resources/read).\n", m.ResultLimit)
+	}
+	p("\n")
 
 	p("## Sandbox\n")
 	p("- Backend: %s — %s.\n", m.Backend.Backend, m.Backend.Engine)

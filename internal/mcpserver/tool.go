@@ -100,8 +100,13 @@ func parseArgs(raw jsontext.Value, maxTimeout int) (args, error) {
 	}
 	if v, ok := fields["timeout"]; ok && string(v) != "null" {
 		var f float64
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			// Models often quote numbers ("10"); the meaning is clear.
+			v = jsontext.Value(strings.TrimSpace(s))
+		}
 		if json.Unmarshal(v, &f) != nil || f != float64(int64(f)) {
-			return a, validationError("'timeout' must be an integer")
+			return a, validationError("'timeout' must be an integer number of seconds, e.g. 30")
 		}
 		if f < 1 || f > float64(maxTimeout) {
 			return a, validationError(fmt.Sprintf("'timeout' must be between 1 and %d seconds", maxTimeout))

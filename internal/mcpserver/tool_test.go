@@ -22,6 +22,33 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
+func TestParseArgsTimeout(t *testing.T) {
+	tests := []struct {
+		raw     string
+		want    time.Duration
+		wantErr string
+	}{
+		{`10`, 10 * time.Second, ""},
+		{`"10"`, 10 * time.Second, ""}, // quoted numbers are common in model output
+		{`" 5 "`, 5 * time.Second, ""},
+		{`"ten"`, 0, "'timeout' must be an integer number of seconds, e.g. 30"},
+		{`1.5`, 0, "'timeout' must be an integer number of seconds, e.g. 30"},
+		{`"500"`, 0, "'timeout' must be between 1 and 120 seconds"},
+	}
+	for _, tc := range tests {
+		a, err := parseArgs(jsontext.Value(`{"code":"x","timeout":`+tc.raw+`}`), 120)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("timeout %s: error %v, want %q", tc.raw, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || a.Timeout != tc.want {
+			t.Errorf("timeout %s = %v, %v; want %v", tc.raw, a.Timeout, err, tc.want)
+		}
+	}
+}
+
 func TestInputSchemaIsValidJSON(t *testing.T) {
 	var v map[string]any
 	if err := json.Unmarshal(inputSchema(30, 120), &v); err != nil {

@@ -25,6 +25,7 @@ type toolCache struct {
 type cacheEntry struct {
 	Config string          `json:"config"` // hash of what starts the server
 	Tools  []tooldocs.Tool `json:"tools"`
+	About  string          `json:"about,omitempty"` // what the server said of itself
 }
 
 func openToolCache(dir string) *toolCache {
@@ -65,11 +66,43 @@ func (c *toolCache) get(s serverconfig.Server) ([]tooldocs.Tool, bool) {
 	return e.Tools, true
 }
 
+// about returns what the server said of itself when it last ran.
+func (c *toolCache) about(s serverconfig.Server) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.data[s.Name]; ok && e.Config == configHash(s) {
+		return e.About
+	}
+	return ""
+}
+
+// setAbout records what a server said of itself, with its tools.
+func (c *toolCache) setAbout(s serverconfig.Server, about string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.data[s.Name]
+	if !ok || e.Config != configHash(s) || e.About == about {
+		return nil
+	}
+	e.About = about
+	c.data[s.Name] = e
+	return c.writeLocked()
+}
+
 // put records a server's tools and writes the cache file atomically.
 func (c *toolCache) put(s serverconfig.Server, tools []tooldocs.Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.data[s.Name] = cacheEntry{Config: configHash(s), Tools: tools}
+	e := cacheEntry{Config: configHash(s), Tools: tools}
+	if old, ok := c.data[s.Name]; ok && old.Config == e.Config {
+		e.About = old.About
+	}
+	c.data[s.Name] = e
+	return c.writeLocked()
+}
+
+// writeLocked writes the cache file atomically. Preconditions: c.mu is held.
+func (c *toolCache) writeLocked() error {
 	if c.path == "" {
 		return nil
 	}

@@ -137,9 +137,29 @@ func (p *Proxy) Briefs() []Brief {
 		if p.serverHidden(s.Name) {
 			continue
 		}
-		out = append(out, Brief{Name: s.Name, Alias: s.Alias, Description: s.Description})
+		out = append(out, Brief{Name: s.Name, Alias: s.Alias, Description: p.about(s)})
 	}
 	return out
+}
+
+// about is a server's description: the configured one, else what the
+// server said of itself when it last started (in this run or, through the
+// tool cache, an earlier one).
+func (p *Proxy) about(s tooldocs.ServerInfo) string {
+	if s.Description != "" {
+		return s.Description
+	}
+	cfg, ok := p.servers[s.Name]
+	if !ok {
+		return ""
+	}
+	if live := p.opts.Pool.About(s.Name); live != "" {
+		if err := p.cache.setAbout(cfg, live); err != nil {
+			p.log.Warn("writing the tool cache", "error", err)
+		}
+		return live
+	}
+	return p.cache.about(cfg)
 }
 
 // Preload starts the named servers (the run_python `servers` argument) in
@@ -173,6 +193,7 @@ func (p *Proxy) Loaded() []string { return p.opts.Pool.Running() }
 // and before the pool.
 func (p *Proxy) Register(mux *hostrpc.Mux, mws ...hostrpc.ToolMiddleware) {
 	p.call = hostrpc.Chain(p.poolCall, mws...)
+	mux.Handle(hostrpc.DiscoveredServers, func(context.Context, *hostrpc.Request) (any, error) { return orEmpty(p.Briefs()), nil })
 	mux.Handle(hostrpc.ListServers, func(context.Context, *hostrpc.Request) (any, error) { return orEmpty(p.Loaded()), nil })
 	mux.Handle(hostrpc.DescribeServer, p.params(func(ctx context.Context, _ *hostrpc.Request, a rpcParams) (any, error) {
 		info, err := p.serverWithTools(ctx, a.Server)
@@ -439,6 +460,9 @@ func (p *Proxy) callTool(ctx context.Context, req *hostrpc.Request, a rpcParams)
 			return nil, err
 		}
 	}
+	if err := checkArguments(info.Name, tool, args); err != nil {
+		return nil, err
+	}
 	return p.call(ctx, &hostrpc.ToolCall{Caller: req.Caller, Server: info.Name, Tool: tool.Name, Arguments: args,
 		Annotations: jsontext.Value(tool.Annotations)})
 }
@@ -502,4 +526,96 @@ func orNone(s []string) []string {
 		return []string{"none"}
 	}
 	return s
+}
+
+// checkArguments compares argument names with the tool's inputSchema before
+// anything is sent, so a misspelt name fails with the valid ones instead of
+// the server's own, often vaguer, error. Schemas that admit any name
+// (additionalProperties, or no properties at all) are not checked. Missing
+// required arguments are named only along with an unknown one (usually its
+// misspelling): alone, they are the server's to judge.
+func checkArguments(server string, tool tooldocs.ToolInfo, args map[string]jsontext.Value) error {
+	var schema struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		Required             []string                   `json:"required"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	}
+	if json.Unmarshal(tool.InputSchema, &schema) != nil {
+		return nil
+	}
+	open := len(schema.AdditionalProperties) > 0 && string(schema.AdditionalProperties) != "false"
+	params := make([]string, 0, len(schema.Properties))
+	for name := range schema.Properties {
+		params = append(params, name)
+	}
+	sort.Strings(params)
+	if len(schema.Properties) == 0 || open {
+		return nil
+	}
+	var unknown, missing []string
+	for name := range args {
+		if _, ok := schema.Properties[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	for _, name := range schema.Required {
+		if _, ok := args[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(unknown)
+	var why []string
+	for _, name := range unknown {
+		msg := fmt.Sprintf("got an unexpected keyword argument '%s'", name)
+		if near := nearest(name, params, args); near != "" {
+			msg += fmt.Sprintf(" (did you mean '%s'?)", near)
+		}
+		why = append(why, msg)
+	}
+	if len(missing) > 0 {
+		why = append(why, fmt.Sprintf("is missing required argument(s): %s", strings.Join(missing, ", ")))
+	}
+	return &hostrpc.Error{Kind: "type_error", Server: server, Tool: tool.Name,
+		Message: fmt.Sprintf("%s() %s; its arguments: %s (required: %s)", tool.Alias, strings.Join(why, "; "),
+			strings.Join(orNone(params), ", "), strings.Join(orNone(schema.Required), ", "))}
+}
+
+// nearest is the parameter not already given whose name is closest to
+// name, or "" when none is close enough to be a likely typo.
+func nearest(name string, params []string, given map[string]jsontext.Value) string {
+	best, bestDist := "", 0
+	for _, p := range params {
+		if _, ok := given[p]; ok {
+			continue
+		}
+		d := levenshtein(strings.ToLower(name), strings.ToLower(p))
+		if limit := max(2, len(p)/3); d <= limit && (best == "" || d < bestDist) {
+			best, bestDist = p, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

@@ -63,6 +63,10 @@ func TestDispatch(t *testing.T) {
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "nope"}, "", "unknown_tool: Tool \"nope\" not found for server my-tools; its tools: add, big, crash, echo, env, fail, grow, sleep"},
 		{"call_tool", map[string]any{"server": "elsewhere", "tool": "x"}, "", "unknown_server: Unknown MCP server: elsewhere (configured: my-tools)"},
 		{"call_tool", map[string]any{"server": "my-tools"}, "", "invalid: Missing tool name"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "arguments": map[string]any{"mesage": "hi"}}, "",
+			"type_error: echo() got an unexpected keyword argument 'mesage' (did you mean 'message'?); is missing required argument(s): message; its arguments: message (required: message)"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "add", "arguments": map[string]any{"a": 1, "zzz": 2}}, "",
+			"type_error: add() got an unexpected keyword argument 'zzz'; is missing required argument(s): b; its arguments: a, b (required: a, b)"},
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "arguments": []any{1}}, "", "invalid: Arguments must be an object"},
 		{"list_servers", nil, `["my-tools"]`, ""},
 		{"query_tool_docs", map[string]any{"server": "my-tools", "tool": "echo"}, `[{"server":"my-tools","serverAlias":"my_tools","tool":"echo","toolAlias":"echo","description":"Echo a message back."}]`, ""},
@@ -84,6 +88,31 @@ func TestDispatch(t *testing.T) {
 		if gerr != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s %v = %s, %s; want it to contain %s", tc.method, tc.params, got, gerr, tc.want)
 		}
+	}
+}
+
+// TestDiscoveredServersDescribeThemselves checks that a server without a
+// configured description is described by what it said when it started,
+// also in a later run (through the tool cache) before it starts again.
+func TestDiscoveredServersDescribeThemselves(t *testing.T) {
+	dir := t.TempDir()
+	srv := toolsServer(t)
+	srv.Description = ""
+	px := newProxy(t, dir, srv)
+	want := `[{"name":"my-tools","alias":"my_tools","description":""}]`
+	if got, gerr := call(t, px, "discovered_servers", nil); got != want {
+		t.Fatalf("before start = %s %s, want %s", got, gerr, want)
+	}
+	if _, gerr := call(t, px, "describe_server", map[string]any{"server": "my-tools"}); gerr != "" {
+		t.Fatal(gerr)
+	}
+	want = `[{"name":"my-tools","alias":"my_tools","description":"Tools for codemode's tests: echo, add, sleep and friends."}]`
+	if got, gerr := call(t, px, "discovered_servers", nil); got != want {
+		t.Fatalf("after start = %s %s, want %s", got, gerr, want)
+	}
+	px2 := newProxy(t, dir, srv)
+	if got, gerr := call(t, px2, "discovered_servers", nil); got != want {
+		t.Fatalf("next run = %s %s, want %s", got, gerr, want)
 	}
 }
 

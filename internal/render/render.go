@@ -14,6 +14,7 @@ import (
 	"github.com/codemode/codemode/internal/executor"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Structured is the structuredContent object. Empty fields are omitted;
@@ -147,4 +148,88 @@ func Text(r *executor.Result, mode string, toon TOONEncoder) string {
 	var pretty bytes.Buffer
 	json.Indent(&pretty, data, "", "  ")
 	return "```json\n" + pretty.String() + "\n```"
+}
+
+// Size is what a result costs the client in characters: the text content,
+// the resource links and the structuredContent. Image data is not counted;
+// images have their own budget (artifacts.Budget).
+func Size(r *executor.Result, mode string, toon TOONEncoder) int {
+	n := utf8.RuneCountInString(Text(r, mode, toon))
+	if data, err := json.Marshal(ToStructured(r)); err == nil {
+		n += utf8.RuneCount(data)
+	}
+	for _, f := range r.Files {
+		n += utf8.RuneCountInString(f.URI) + utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.MIMEType) + utf8.RuneCountInString(f.Description) + 64
+	}
+	return n
+}
+
+// Fit cuts the middle of r's streams until the whole result fits limit
+// characters (see Size), keeping the start and end of each stream and
+// stating the cut. It reports whether it cut anything. A stream's full text
+// is the executor's to keep (it links it as a session file).
+func Fit(r *executor.Result, limit int, mode string, toon TOONEncoder) bool {
+	size := Size(r, mode, toon)
+	if limit <= 0 || size <= limit {
+		return false
+	}
+	out, errs := r.Stdout, r.Stderr
+	kept := func(o executor.Output) int { return len(o.Head) + len(o.Tail) }
+	// Each kept byte appears about twice (text and structuredContent); start
+	// from that estimate and shrink until the measured size fits.
+	budget := (kept(out) + kept(errs)) * limit / size
+	for range 12 {
+		// stderr usually ends in the error: it gets up to half the budget.
+		eb := min(kept(errs), budget/2)
+		r.Stdout, r.Stderr = shrink(out, budget-eb), shrink(errs, eb)
+		if size = Size(r, mode, toon); size <= limit || budget == 0 {
+			break
+		}
+		budget = budget * limit / size * 9 / 10
+	}
+	return true
+}
+
+// shrink keeps at most n bytes of o, three quarters from its start and the
+// rest from its end, cut at line ends when one is near and never inside a
+// UTF-8 sequence.
+func shrink(o executor.Output, n int) executor.Output {
+	all := o.Head
+	if len(o.Tail) > 0 {
+		all = append(append([]byte(nil), o.Head...), o.Tail...)
+	}
+	if len(all) <= n {
+		return o
+	}
+	headN := n * 3 / 4
+	head := all[:headN]
+	if i := bytes.LastIndexByte(head, '\n'); i >= headN/2 {
+		head = head[:i+1]
+	}
+	head = trimPartialRune(head)
+	var tail []byte
+	if tailN := n - len(head); tailN > 0 && len(o.Tail) > 0 {
+		tail = o.Tail[max(0, len(o.Tail)-tailN):]
+	} else if tailN > 0 {
+		tail = all[len(all)-tailN:]
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
+		tail = tail[i+1:]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return executor.Output{Head: head, Tail: tail, Total: o.Total}
+}
+
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }

@@ -63,6 +63,7 @@ type Settings struct {
 	ContainerUser      string
 	OutputLimit        int
 	OutputMode         string // compact | toon
+	ResultLimit        int    // characters of a whole run_python result (0 = no limit)
 	LogLevel           slog.Level
 	StateDir           string
 	AllowWeaker        bool // start even if the backend cannot enforce a protection the settings ask for
@@ -191,6 +192,8 @@ func declare(backends []Choice) []setting {
 			doc: "user:group inside container sandboxes", apply: func(s *Settings, v any) { s.ContainerUser = v.(string) }},
 		{name: "output-limit", env: []string{"CODEMODE_OUTPUT_LIMIT"}, def: "64k", kind: kBytes,
 			doc: "bytes of stdout and of stderr returned per call", apply: func(s *Settings, v any) { s.OutputLimit = int(v.(int64)) }},
+		{name: "result-limit", env: []string{"CODEMODE_RESULT_LIMIT"}, def: "24000", kind: kInt,
+			doc: "characters of a whole run_python result (text, links and structuredContent; 0 = no limit); the middle of long output is cut and the full output linked", apply: func(s *Settings, v any) { s.ResultLimit = v.(int) }},
 		{name: "output-mode", env: []string{"CODEMODE_OUTPUT_MODE", "MCP_BRIDGE_OUTPUT_MODE"}, def: "compact", kind: kString,
 			enum: []Choice{{Name: "compact"}, {Name: "toon"}},
 			doc:  "result text format", apply: func(s *Settings, v any) { s.OutputMode = v.(string) }},

@@ -56,7 +56,8 @@ func Serve(kind string, in io.ReadCloser, out io.WriteCloser) int {
 		if kind == "self" {
 			name = "codemode"
 		}
-		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
+			Instructions: "Tools for codemode's tests: echo, add, sleep and friends.\n\nNot for production."})
 		addTools(s)
 		if err := s.Run(context.Background(), &mcp.IOTransport{Reader: in, Writer: out}); err != nil && err != context.Canceled {
 			fmt.Fprintln(os.Stderr, "test server:", err)

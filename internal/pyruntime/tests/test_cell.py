@@ -36,6 +36,19 @@ class CellTest(unittest.TestCase):
         self.assertEqual(out.status, "error")
         self.assertTrue(out.error.startswith("SyntaxError"), out.error)
 
+    def test_indented_block_runs(self):
+        out = self.run_cell("    x = 1\n    if x:\n        y = x + 1\n")
+        self.assertEqual(out.status, "ok", out.error)
+        self.assertEqual(self.ns["y"], 2)
+        out = self.run_cell("x = 1\n  y = 2\n")  # inconsistent indentation stays an error
+        self.assertTrue(out.error.startswith("IndentationError"), out.error)
+
+    def test_explain_replaces_uncaught_exceptions(self):
+        self.runner.explain = lambda exc: ValueError("clearer") if isinstance(exc, KeyError) else None
+        self.assertEqual(self.run_cell("{}['k']").error, "ValueError: clearer")
+        self.assertEqual(self.run_cell("1/0").error, "ZeroDivisionError: division by zero")
+        self.assertEqual(self.run_cell("try:\n    {}['k']\nexcept KeyError:\n    pass").status, "ok")
+
     def test_top_level_await(self):
         out = self.run_cell("import asyncio\nawait asyncio.sleep(0)\nresult = await asyncio.sleep(0, 'v')")
         self.assertEqual(out.status, "ok")

@@ -27,6 +27,12 @@ def host(rt, msg):
             reply["result"] = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"sum": 42}}
         else:
             reply["result"] = {"content": [{"type": "text", "text": json.dumps({"echo": p})}]}
+    elif m == "discovered_servers":
+        reply["result"] = [dict(b, description=b["description"] or "files server 1.0") for b in SERVERS]
+    elif m == "list_loaded_server_metadata":
+        reply["result"] = []
+    elif m == "progress":
+        reply["result"] = None
     elif m == "list_servers":
         reply["result"] = ["files"]
     elif m == "describe_server":
@@ -56,8 +62,44 @@ class MCPAPITest(unittest.TestCase):
         self.assertEqual(out, "<MCP server git-hub (mcp_git_hub)> <MCP server files (mcp_files)> ['files', 'git-hub']\n")
 
     def test_discovered_servers(self):
-        out = self.run_ok("print(runtime.discovered_servers())\nprint(runtime.discovered_servers(detailed=True)[0])")
-        self.assertEqual(out, "('git-hub', 'files')\n{'name': 'git-hub', 'description': 'code hosting'}\n")
+        out = self.run_ok("print(runtime.discovered_servers())\nprint(*runtime.discovered_servers(detailed=True))")
+        self.assertEqual(out, "('git-hub', 'files')\n{'name': 'git-hub', 'description': 'code hosting'} "
+                              "{'name': 'files', 'description': 'files server 1.0'}\n")
+
+    def test_every_helper_can_be_awaited(self):
+        out = self.run_ok("print((await runtime.describe_server('git_hub'))['name'], runtime.describe_server('git_hub')['name'])\n"
+                          "print(await runtime.discovered_servers(), await runtime.list_loaded_server_metadata() == ())\n"
+                          "print(await runtime.capability_summary(), type(runtime.describe_server_sync('files')).__name__)\n"
+                          "print(await runtime.list_servers(), runtime.list_servers_sync())\n"
+                          "await runtime.progress(1, 2)\nruntime.progress(2, 2)")
+        self.assertEqual(out, "git-hub git-hub\n('git-hub', 'files') True\nM dict\n('files',) ('files',)\n")
+
+    def test_missing_await_names_the_fix(self):
+        for code, want in [
+            ("r = mcp_files.read(path='/x')\nr.text", "mcp_files.read(...) was not awaited: it returned a coroutine, not its result. "
+             "Write `result = await mcp_files.read(...)` (top-level await works here), or call `mcp_files.read.sync(...)` from synchronous code (reading .text)"),
+            ("r = runtime.call_tool('files', 'read', {})\nr['content']", "runtime.call_tool_sync('files', 'read', ...)"),
+            ("from mcp.servers.git_hub import create_issue\ncreate_issue(title='t').data", "create_issue.sync(...)"),
+            ("runtime.search_tool_docs('x')[0]", "runtime.search_tool_docs_sync(...)"),
+        ]:
+            done, _, err = self.rt.run(code, on_message=host)
+            self.assertEqual(done["status"], "error")
+            self.assertIn(want, err.decode())
+            self.assertNotIn("'coroutine' object", err.decode())
+            self.assertNotIn("never awaited", err.decode())
+        # It is still a coroutine to asyncio.
+        out = self.run_ok("import asyncio\nt = asyncio.create_task(mcp_files.read(i=1))\nr = await t\nprint(r.data['echo']['arguments'])")
+        self.assertEqual(out, "{'i': 1}\n")
+
+    def test_unknown_server_lists_configured(self):
+        want = "mcp.runtime.MCPError: Unknown MCP server: %s; configured servers: git-hub (mcp_git_hub), files (mcp_files)"
+        for code, name in [("await mcp_nosuch.read()", "nosuch"), ("mcp_servers['x']", "x")]:
+            done, _, err = self.rt.run(code, on_message=host)
+            self.assertEqual(done["status"], "error")
+            self.assertIn(want % name, err.decode())
+            self.assertNotIn("NameError", err.decode())
+        # Code that catches NameError itself still sees it.
+        self.assertEqual(self.run_ok("try:\n    mcp_nosuch\nexcept NameError:\n    print('caught')"), "caught\n")
 
     def test_call_and_result_helpers(self):
         out = self.run_ok("r = await mcp_files.read(path='/x')\nprint(r.data['echo']['tool'], r.data['echo']['arguments'], r['content'][0]['type'])\n"

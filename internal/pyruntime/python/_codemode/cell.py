@@ -30,9 +30,12 @@ class Outcome:
 class Runner:
     """Compiles and runs cells; owns the user namespace and the event loop."""
 
-    def __init__(self, namespace, display=None):
+    def __init__(self, namespace, display=None, explain=None):
         self.namespace = namespace
         self.display = display
+        # explain(exc) may return a clearer exception for one that ended a
+        # cell (an unknown mcp_ name, the process limit), or None.
+        self.explain = explain
         self.executing = False
         self._loop = None
         signal.signal(signal.SIGINT, self._on_sigint)
@@ -62,7 +65,7 @@ class Runner:
             self._execute(body)
             if last is not None:
                 value = self._execute(last)
-                if value is not None:
+                if value is not None and not getattr(type(value), "_codemode_silent", False):
                     if self.display is not None and self.display.is_image(value):
                         self.display.show_image(value)
                     else:
@@ -72,14 +75,36 @@ class Runner:
         except KeyboardInterrupt as exc:
             return self._report(exc, "interrupted", 1)
         except BaseException as exc:  # noqa: B036 - user code may raise anything
-            return self._report(exc, "error", 1)
+            return self._report(self._explained(exc), "error", 1)
         finally:
             self.executing = False
         return Outcome("ok")
 
+    def _explained(self, exc):
+        if self.explain is None:
+            return exc
+        try:
+            better = self.explain(exc)
+        except Exception:
+            return exc
+        if better is None:
+            return exc
+        better.__traceback__ = exc.__traceback__
+        better.__suppress_context__ = True
+        return better
+
     @staticmethod
     def _compile(code, filename):
-        tree = ast.parse(code, filename, "exec")
+        try:
+            tree = ast.parse(code, filename, "exec")
+        except IndentationError:
+            # Code pasted as an indented block: run it as if it were not.
+            import textwrap
+
+            dedented = textwrap.dedent(code)
+            if dedented == code:
+                raise
+            tree = ast.parse(dedented, filename, "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             # Echo the value of a trailing expression, like a REPL.

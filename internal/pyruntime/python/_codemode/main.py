@@ -46,7 +46,8 @@ class Session:
                      save_tool=state.save_tool, save_memory=state.save_memory, load_memory=state.load_memory,
                      list_memories=state.list_memories, update_memory=state.update_memory,
                      delete_memory=state.delete_memory)
-        self.runner = cell.Runner(cell.new_namespace(names), display=self.display)
+        self.runner = cell.Runner(cell.new_namespace(names), display=self.display, explain=runtime._explain)
+        self._runtime = runtime
         # Agg cannot show windows; figures are returned at the end of the cell.
         import warnings
 
@@ -72,6 +73,7 @@ class Session:
                 self._write_files(msg["files"])
             outcome = self.runner.run(msg["code"], msg["filename"])
             self._flush_artifacts(outcome)
+            self._note_leftovers()
         finally:
             self.current = 0
         self.capture.sync()
@@ -105,6 +107,18 @@ class Session:
             sys.stderr.write("".join(traceback.format_exception_only(type(exc), exc)))
             if outcome.status == "ok":
                 outcome.status, outcome.exit_code, outcome.error = "error", 1, "%s: %s" % (type(exc).__name__, exc)
+
+    def _note_leftovers(self):
+        """Say which processes outlive the cell: they count against the
+        process limit of every later call until they exit."""
+        if not self.config.get("pids"):
+            return  # not in a sandbox with a process limit
+        try:
+            note = self._runtime._leftover_note()
+        except Exception:
+            return
+        if note:
+            sys.stderr.write(note)
 
     def _read_channel(self):
         try:

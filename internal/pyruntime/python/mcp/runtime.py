@@ -14,7 +14,7 @@ _session = None
 _briefs = ()  # ({"name", "alias", "description"}, ...) of every configured server
 
 __all__ = [
-    "MCPError", "call_tool", "call_tool_sync", "list_tools", "list_tools_sync", "list_servers",
+    "MCPError", "describe_server_sync", "call_tool", "call_tool_sync", "list_tools", "list_tools_sync", "list_servers",
     "list_servers_sync", "discovered_servers", "describe_server", "list_loaded_server_metadata",
     "query_tool_docs_sync", "query_tool_docs", "search_tool_docs_sync", "search_tool_docs",
     "capability_summary", "ToolResult", "progress", "to_toon",
@@ -37,7 +37,7 @@ def _user_globals(mcp_package):
 
     from mcp import servers as _servers
 
-    proxies = {}
+    proxies = _Servers()
     names = {"runtime": sys.modules[__name__], "mcp": mcp_package, "mcp_servers": proxies}
     for b in _briefs:
         proxy = _servers.ServerProxy(b["name"], b["alias"], b.get("description", ""))
@@ -45,6 +45,201 @@ def _user_globals(mcp_package):
         names["mcp_" + b["alias"]] = proxy
     names["LOADED_MCP_SERVERS"] = ()
     return names
+
+
+class _Servers(dict):
+    """mcp_servers: name -> proxy; an unknown name says which are configured."""
+
+    def __missing__(self, name):
+        raise _unknown_server(name)
+
+
+def _unknown_server(name):
+    configured = ", ".join("%s (mcp_%s)" % (b["name"], b["alias"]) for b in _briefs) or "none"
+    return MCPError("Unknown MCP server: %s; configured servers: %s" % (name, configured), name, None, "unknown_server")
+
+
+def _explain(exc):
+    """A clearer exception for a cell's uncaught exc, or None to keep it.
+
+    Called by the cell runner only for what reached the top level, so code
+    that catches these exceptions itself sees them unchanged.
+    """
+    import errno
+
+    if isinstance(exc, NameError) and (getattr(exc, "name", None) or "").startswith("mcp_"):
+        alias = exc.name[len("mcp_"):]
+        if not any(b["alias"] == alias for b in _briefs):
+            return _unknown_server(alias)
+    if (isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN) or \
+            (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)):
+        return _process_limit(exc)
+    return None
+
+
+def _process_limit(exc):
+    limit = _session.config.get("pids") if _session is not None else None
+    others = _processes() if limit else []  # only a sandbox's /proc is the session's own
+    what = "the sandbox's process limit" + (" (%d processes and threads)" % limit if limit else "")
+    msg = "%s: %s was reached, so no process or thread could be started." % (exc, what)
+    if others:
+        msg += " %d other processes are running in this session: %s. End them (os.kill, Popen.wait) or reset the session." % (
+            len(others), _describe_processes(others))
+    else:
+        msg += " Start fewer processes or threads at once (e.g. a smaller pool)."
+    return type(exc)(msg) if isinstance(exc, RuntimeError) else OSError(exc.errno, msg)
+
+
+def _processes():
+    """(pid, command) of the sandbox's processes other than the runtime."""
+    import os
+
+    own = os.getpid()
+    out = []
+    try:
+        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    except OSError:
+        return out
+    for pid in pids:
+        if pid == own or pid == 1:
+            continue
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").strip().decode("utf-8", "replace")
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0].decode()
+        except (OSError, IndexError):
+            continue
+        if state == "Z":
+            cmd = "(exited, not waited for)"
+        out.append((pid, cmd[:60] or "?"))
+    return out
+
+
+def _describe_processes(procs):
+    shown = ", ".join("%d %s" % p for p in procs[:5])
+    return shown + (", ..." if len(procs) > 5 else "")
+
+
+def _leftover_note():
+    """A line for stderr about processes still running after a cell, so they
+    are not silently counted against the next call's process limit."""
+    procs = _processes()
+    if not procs:
+        return ""
+    limit = _session.config.get("pids") if _session is not None else None
+    return ("note: %d processes started in this session are still running (%s); they count against the "
+            "process limit%s until they exit.\n" % (len(procs), _describe_processes(procs),
+                                                   " of %d" % limit if limit else ""))
+
+
+# --- awaitable results --------------------------------------------------------
+#
+# Every helper can be awaited: the discovery helpers that answer at once return
+# values that are also awaitable (await gives the value itself), so both
+# ``runtime.describe_server(x)`` and ``await runtime.describe_server(x)`` work.
+
+def _await_self(self):
+    return self
+    yield  # noqa: unreachable - makes this a generator, as __await__ must be
+
+
+class _ReadyDict(dict):
+    __await__ = _await_self
+
+
+class _ReadyList(list):
+    __await__ = _await_self
+
+
+class _ReadyTuple(tuple):
+    __await__ = _await_self
+
+
+class _ReadyStr(str):
+    __await__ = _await_self
+
+
+class _Done:
+    """What helpers with nothing to return give: awaitable, falsy, not echoed."""
+
+    _codemode_silent = True
+    __await__ = _await_self
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "None"
+
+
+_DONE = _Done()
+
+
+def _ready(value):
+    for base, cls in ((dict, _ReadyDict), (list, _ReadyList), (tuple, _ReadyTuple), (str, _ReadyStr)):
+        if isinstance(value, base):
+            return cls(value)
+    return _DONE if value is None else value
+
+
+class _Pending:
+    """A helper's coroutine that says how to fix a missing ``await``.
+
+    It is a coroutine in every way asyncio checks (await, gather,
+    create_task); reading a result field from it explains that it was not
+    awaited instead of Python's "'coroutine' object has no attribute".
+    """
+
+    __slots__ = ("_coro", "_label", "_sync")
+
+    def __init__(self, coro, label, sync):
+        self._coro = coro
+        self._label = label
+        self._sync = sync
+
+    def __await__(self):
+        return self._coro.__await__()
+
+    def send(self, value):
+        return self._coro.send(value)
+
+    def throw(self, *args):
+        return self._coro.throw(*args)
+
+    def close(self):
+        return self._coro.close()
+
+    def _hint(self):
+        self._coro.close()  # misused: no "never awaited" warning on top of the hint
+        return ("%s was not awaited: it returned a coroutine, not its result. Write `result = await %s` "
+                "(top-level await works here), or call `%s` from synchronous code" % (self._label, self._label, self._sync))
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name.startswith("cr_"):
+            return getattr(self._coro, name)
+        raise AttributeError("%s (reading .%s)" % (self._hint(), name))
+
+    def __getitem__(self, key):
+        raise TypeError("%s (reading [%r])" % (self._hint(), key))
+
+    def __iter__(self):
+        raise TypeError("%s (iterating)" % self._hint())
+
+    def __repr__(self):
+        return "<pending %s: await it>" % self._label
+
+
+def _pending(fn):
+    """Decorate an async helper so a missing await is explained."""
+    import functools
+
+    label = "runtime.%s(...)" % fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return _Pending(fn(*args, **kwargs), label, label.replace("(", "_sync(", 1))
+    return call
 
 
 def _rpc(method, **params):
@@ -57,7 +252,7 @@ async def _arpc(method, **params):
 
 def capability_summary():
     """Return the sandbox manual: helpers, limits in force and usage notes."""
-    return _session.config.get("manual", "")
+    return _ready(_session.config.get("manual", ""))
 
 
 def progress(done, total=None, message=""):
@@ -67,24 +262,29 @@ def progress(done, total=None, message=""):
     if total is not None:
         params["total"] = float(total)
     _rpc("progress", **params)
+    return _DONE
 
 
 def to_toon(obj):
     """Encode JSON-like data as TOON, a compact text form for tables of
     records (fewer tokens than JSON for uniform lists of dicts)."""
-    return _rpc("to_toon", value=obj)
+    return _ready(_rpc("to_toon", value=obj))
 
 
 # --- discovery --------------------------------------------------------------
 
 def discovered_servers(detailed=False):
     """Every configured server: a tuple of names, or of {"name", "description"}
-    dicts with ``detailed=True``. No server is started."""
+    dicts with ``detailed=True``. The description is the configured one, else
+    what the server says of itself (its instructions or name and version),
+    for servers codemode has started before; nothing is started."""
     if detailed:
-        return tuple({"name": b["name"], "description": b.get("description") or ""} for b in _briefs)
-    return tuple(b["name"] for b in _briefs)
+        return _ready(tuple({"name": b["name"], "description": b.get("description") or ""}
+                            for b in _rpc("discovered_servers")))
+    return _ready(tuple(b["name"] for b in _briefs))
 
 
+@_pending
 async def list_servers():
     """Names of the servers currently loaded (started), sorted."""
     return tuple(await _arpc("list_servers"))
@@ -97,15 +297,22 @@ def list_servers_sync():
 
 def describe_server(name):
     """{"name", "alias", "tools": [{"name", "alias", "description",
-    "input_schema"}], "cwd"} for a server, starting it if needed."""
+    "input_schema"}], "cwd"} for a server, starting it if needed. Works with
+    and without await."""
+    return _ready(describe_server_sync(name))
+
+
+def describe_server_sync(name):
+    """Like describe_server, a plain dict."""
     return _rpc("describe_server", server=_name(name))
 
 
 def list_loaded_server_metadata():
     """describe_server() of every loaded server."""
-    return tuple(_rpc("list_loaded_server_metadata"))
+    return _ready(tuple(_rpc("list_loaded_server_metadata")))
 
 
+@_pending
 async def list_tools(server):
     """The server's tools, listed live (tools/list)."""
     return await _arpc("list_tools", server=_name(server))
@@ -135,6 +342,7 @@ def _detail(detail):
     return detail if detail in ("summary", "full") else "summary"
 
 
+@_pending
 async def query_tool_docs(server, tool=None, detail="summary"):
     """Docs of a server's tools ({"server", "serverAlias", "tool", "toolAlias",
     "description", "inputSchema" with detail="full"}); a single dict when
@@ -158,6 +366,7 @@ def _limit(limit):
     return limit
 
 
+@_pending
 async def search_tool_docs(query, *, limit=5, detail="summary"):
     """Rank the tools of every configured server for a query (words, names,
     parameter names; typos tolerated). Returns docs, best first."""
@@ -213,9 +422,14 @@ def _result(server, tool, result):
     return result
 
 
-async def call_tool(server, tool, arguments=None, *args):
+def call_tool(server, tool, arguments=None, *args):
     """Call a tool and return its ToolResult; raise MCPError on any failure,
     including a result with isError."""
+    label = "runtime.call_tool(%r, %r, ...)" % (server, tool)
+    return _Pending(_call_tool(server, tool, arguments, *args), label, label.replace("(", "_sync(", 1))
+
+
+async def _call_tool(server, tool, arguments=None, *args):
     params = {"server": _name(server), "tool": tool, "arguments": arguments or {}}
     if args:
         params["positional"] = list(args)

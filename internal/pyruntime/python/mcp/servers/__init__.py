@@ -16,16 +16,18 @@ class ToolFunction:
     """One tool of a server, callable with keyword arguments (or one
     positional argument when the tool has a single required parameter)."""
 
-    def __init__(self, server, tool, doc=None):
+    def __init__(self, server, tool, doc=None, label=None):
         self._server = server
         self._tool = tool
+        self._label = label or tool  # how code names it, for messages
         self.__name__ = tool
         self.__doc__ = doc
 
-    async def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs):
         from mcp import runtime
 
-        return await runtime.call_tool(self._server, self._tool, kwargs, *args)
+        return runtime._Pending(runtime._call_tool(self._server, self._tool, kwargs, *args),
+                                "%s(...)" % self._label, "%s.sync(...)" % self._label)
 
     def sync(self, *args, **kwargs):
         """Call the tool from synchronous code."""
@@ -46,7 +48,7 @@ class ServerProxy:
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
-        return ToolFunction(self._name, attr)
+        return ToolFunction(self._name, attr, label="mcp_%s.%s" % (self._alias, attr))
 
     async def list_tools(self):
         from mcp import runtime
@@ -87,13 +89,13 @@ class _ServerModules:
         from mcp import runtime
 
         alias = module.__name__[len(self.PREFIX):]
-        meta = runtime.describe_server(alias)
+        meta = runtime.describe_server_sync(alias)
         module.__doc__ = "MCP server '%s' wrappers" % meta["name"]
         module.TOOLS = meta["tools"]
         module.TOOL_MAP = {t["alias"]: t["name"] for t in meta["tools"]}
         module.__all__ = sorted(module.TOOL_MAP)
         for t in meta["tools"]:
-            setattr(module, t["alias"], ToolFunction(meta["name"], t["name"], t.get("description")))
+            setattr(module, t["alias"], ToolFunction(meta["name"], t["name"], t.get("description"), t["alias"]))
 
 
 sys.meta_path.append(_ServerModules())
