@@ -55,8 +55,10 @@ ensure_go() {
 	export GOTOOLCHAIN=auto
 }
 
+# The data packages make `import numpy, pandas, matplotlib` work in the
+# native backend's sessions, which use the host's /usr.
 ensure_runtime_deps() {
-	apt_install python3 ca-certificates
+	apt_install python3 ca-certificates python3-numpy python3-pandas python3-matplotlib python3-pil
 }
 
 build_codemode() {

@@ -45,7 +45,7 @@ type App struct {
 	Pool         *downstream.Pool
 	Executor     *executor.Manager
 	Server       *mcpserver.Server
-	Manual       string
+	Manual       func() string // the capabilities document as it stands now
 	Log          *slog.Logger
 	sessionsDir  string
 	guard        *guard
@@ -124,15 +124,26 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	}
-	manual := mcpserver.Manual(info)
-	// Each new interpreter learns the servers and the policy in force when
-	// it starts, so a reloaded policy reaches new sessions.
-	bootConfig := func() jsontext.Value {
+	packages := &packageList{}
+	go func() {
+		if err := packages.probe(context.WithoutCancel(ctx), backend, s); err != nil {
+			log.Warn("the manual will not list Python packages", "error", err)
+		}
+	}()
+	// The manual as it stands: the policy in force and, once known, the
+	// importable packages.
+	manual := func() string {
 		info := info
 		if guard != nil {
 			info.Policy = guard.Summary()
 		}
-		boot, err := json.Marshal(map[string]any{"manual": mcpserver.Manual(info), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels, "pids": s.PIDs})
+		info.Packages = packages.get()
+		return mcpserver.Manual(info)
+	}
+	// Each new interpreter learns the servers, the policy and the manual as
+	// they are when it starts, so a reloaded policy reaches new sessions.
+	bootConfig := func() jsontext.Value {
+		boot, err := json.Marshal(map[string]any{"manual": manual(), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels, "pids": s.PIDs})
 		if err != nil {
 			log.Error("encoding the runtime's boot configuration", "error", err)
 		}

@@ -34,7 +34,7 @@ type Options struct {
 	MaxTimeout     time.Duration
 	OutputMode     func() string // read per call, like the reference's MCP_BRIDGE_OUTPUT_MODE
 	TOON           render.TOONEncoder
-	Manual         string // capabilities document
+	Manual         func() string // the capabilities document as it stands now
 	// Artifacts serves the files sessions publish (nil: none).
 	Artifacts *artifacts.Store
 	// MaxClientCalls bounds the concurrent calls of one client (token); 0 = none.
@@ -69,6 +69,9 @@ func New(opts Options) *Server {
 	if s.opts.InputWait <= 0 {
 		s.opts.InputWait = 3 * time.Minute
 	}
+	if s.opts.Manual == nil {
+		s.opts.Manual = func() string { return "" }
+	}
 	if s.opts.OutputMode == nil {
 		s.opts.OutputMode = func() string { return "compact" }
 	}
@@ -93,7 +96,6 @@ func New(opts Options) *Server {
 		Title:       "Code Execution Sandbox Helpers",
 		Description: "Capability overview, helper reference, and sandbox usage notes (call runtime.capability_summary() inside the sandbox for this text).",
 		MIMEType:    capabilitiesMIME,
-		Size:        int64(len(opts.Manual)),
 	}, s.readCapabilities)
 	if opts.Artifacts != nil {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
@@ -282,7 +284,7 @@ func (s *Server) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequ
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-		URI: CapabilitiesURI, MIMEType: capabilitiesMIME, Text: s.opts.Manual,
+		URI: CapabilitiesURI, MIMEType: capabilitiesMIME, Text: s.opts.Manual(),
 	}}}, nil
 }
 
