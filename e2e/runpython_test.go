@@ -151,7 +151,7 @@ func TestValidation(t *testing.T) {
 		{map[string]any{"code": "   "}, "Missing 'code' argument"},
 		{map[string]any{"code": 5}, "Missing 'code' argument"},
 		{map[string]any{"code": "1", "servers": "x"}, "'servers' must be a list"},
-		{map[string]any{"code": "1", "timeout": "5"}, "'timeout' must be an integer"},
+		{map[string]any{"code": "1", "timeout": "five"}, "'timeout' must be an integer"}, // a quoted number ("5") is accepted
 		{map[string]any{"code": "1", "timeout": 1.5}, "'timeout' must be an integer"},
 		{map[string]any{"code": "1", "timeout": 0}, "'timeout' must be between 1 and 120 seconds"},
 		{map[string]any{"code": "1", "timeout": 121}, "'timeout' must be between 1 and 120 seconds"},
