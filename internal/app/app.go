@@ -69,6 +69,10 @@ func LoadServers(ctx context.Context, in Inputs) (*serverconfig.Result, error) {
 // Version is set at build time with -ldflags "-X ...app.Version=...".
 var Version = "dev"
 
+// Commit is the source revision, set at build time like Version for
+// builds without Go's VCS stamping (vcs.revision wins when present).
+var Commit = ""
+
 // New builds an App: it selects and probes the backend and refuses to start
 // when the backend cannot enforce what the settings ask for (unless the
 // settings allow a weaker sandbox).

@@ -173,7 +173,7 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 				mux.Handle(resourceMetadataPath(""), meta)
 			}
 		}
-		handler = auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)(handler)
+		handler = challenge(auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)(handler))
 	}
 	mux.Handle(o.Path, s.logRequests(handler))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -199,6 +199,30 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		s.log.Debug("http request", "method", r.Method, "status", rec.status, "client", client, "duration", time.Since(start))
 	})
+}
+
+// challenge makes every 401 name the scheme (RFC 6750 section 3): the SDK
+// adds WWW-Authenticate only when it has OAuth parameters to put in it.
+func challenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&challenger{ResponseWriter: w}, r)
+	})
+}
+
+type challenger struct{ http.ResponseWriter }
+
+func (c *challenger) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="codemode"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Flush passes through, so server-sent events stream.
+func (c *challenger) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 type statusRecorder struct {
