@@ -299,7 +299,17 @@ wait:
 		select {
 		case <-cell.Done():
 			break wait
-		case <-timer.C:
+		case now := <-timer.C:
+			// Time spent waiting for a human (an approval) is not the code's.
+			paused, waiting := s.currentCall().pausedFor(now)
+			if waiting {
+				timer.Reset(time.Second)
+				continue
+			}
+			if left := timeout + paused - now.Sub(start); left > 0 {
+				timer.Reset(left)
+				continue
+			}
 			timedOut = true
 			break wait
 		case <-ctx.Done():

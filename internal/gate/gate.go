@@ -153,8 +153,10 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		defer release()
 
 		if d.Effect == policy.Ask {
+			resume := hostrpc.PauseTimeout(ctx) // the human's time is not the code's
 			ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: c.Caller.Principal, Owner: c.Caller.Owner, Session: c.Caller.Session,
 				Server: c.Server, Tool: c.Tool, Arguments: jsontext.Value(argsJSON), Reason: d.Reason, Rule: d.Rule.Label})
+			resume()
 			if err != nil {
 				return nil, err
 			}
