@@ -39,7 +39,9 @@ type Options struct {
 	Artifacts *artifacts.Store
 	// MaxClientCalls bounds the concurrent calls of one client (token); 0 = none.
 	MaxClientCalls int
-	Logger         *slog.Logger
+	// Observer traces and measures run_python calls (nil: none).
+	Observer Observer
+	Logger   *slog.Logger
 }
 
 // Server is the MCP server.
@@ -78,7 +80,7 @@ func New(opts Options) *Server {
 		Name:        ToolName,
 		Description: toolDescription,
 		InputSchema: json.RawMessage(inputSchema(int(opts.DefaultTimeout/time.Second), int(opts.MaxTimeout/time.Second))),
-	}, s.runPython)
+	}, s.observed(s.runPython))
 	s.mcp.AddResource(&mcp.Resource{
 		URI:         CapabilitiesURI,
 		Name:        capabilitiesName,
