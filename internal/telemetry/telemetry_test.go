@@ -1,11 +1,8 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +12,6 @@ import (
 	"github.com/codemode/codemode/internal/telemetry/telemetrytest"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -33,67 +26,6 @@ func fakeDownstream(_ context.Context, c *hostrpc.ToolCall) (any, error) {
 		return nil, &hostrpc.Error{Kind: "denied", Message: "denied by policy"}
 	}
 	return &mcp.CallToolResult{}, nil
-}
-
-// scrape fetches the exposition, checks it as `promtool check metrics`
-// does, and parses it.
-func scrape(t *testing.T, tel *Telemetry) map[string]*dto.MetricFamily {
-	t.Helper()
-	srv := httptest.NewServer(tel.Handler())
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body bytes.Buffer
-	if _, err := body.ReadFrom(resp.Body); err != nil {
-		t.Fatal(err)
-	}
-	problems, err := promlint.New(strings.NewReader(body.String())).Lint()
-	if err != nil {
-		t.Fatalf("lint: %v", err)
-	}
-	for _, p := range problems {
-		if strings.HasPrefix(p.Metric, "codemode_") {
-			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-		}
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body.String()))
-	if err != nil {
-		t.Fatalf("parsing the exposition: %v\n%s", err, body.String())
-	}
-	return families
-}
-
-// value is the counter, gauge or histogram count of the series of family
-// name with exactly labels.
-func value(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	f := families[name]
-	if f == nil {
-		return -1
-	}
-next:
-	for _, m := range f.Metric {
-		if len(m.Label) != len(labels) {
-			continue
-		}
-		for _, l := range m.Label {
-			if labels[l.GetName()] != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return -1
 }
 
 func TestMetricsCountKnownCalls(t *testing.T) {
@@ -121,7 +53,9 @@ func TestMetricsCountKnownCalls(t *testing.T) {
 	tel.PolicyDecision(policy.Decision{Effect: policy.Allow})
 	tel.ServerEnded("tools")
 
-	fams := scrape(t, tel)
+	srv := httptest.NewServer(tel.Handler())
+	defer srv.Close()
+	fams := telemetrytest.Scrape(t, srv.URL)
 	tests := []struct {
 		name   string
 		labels map[string]string
@@ -148,7 +82,7 @@ func TestMetricsCountKnownCalls(t *testing.T) {
 		{"codemode_downstream_restarts_total", map[string]string{"server": "tools"}, 1},
 	}
 	for _, tt := range tests {
-		if got := value(fams, tt.name, tt.labels); got != tt.want {
+		if got := fams.Value(tt.name, tt.labels); got != tt.want {
 			t.Errorf("%s%v = %v, want %v", tt.name, tt.labels, got, tt.want)
 		}
 	}
