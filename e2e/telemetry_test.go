@@ -125,3 +125,18 @@ func TestTelemetry(t *testing.T) {
 		t.Errorf("the downstream server got traceparent %s, want %s", out[0], want)
 	}
 }
+
+// BenchmarkRunPythonPassTracing is BenchmarkRunPythonPass with tracing off
+// and on (spans exported to an in-process OTLP receiver), side by side.
+func BenchmarkRunPythonPassTracing(b *testing.B) {
+	rcv := telemetrytest.Start(b)
+	for _, bc := range []struct {
+		name string
+		env  []string
+	}{
+		{"tracing=off", nil},
+		{"tracing=on", []string{"CODEMODE_OTLP_ENDPOINT=" + rcv.URL}},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchPass(b, startServerB(b, bc.env...)) })
+	}
+}

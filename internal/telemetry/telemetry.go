@@ -90,34 +90,46 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 
 const scope = "github.com/codemode/codemode"
 
-// exporter returns the OTLP exporter the settings and variables ask for,
-// nil when tracing is off.
-func exporter(ctx context.Context, endpoint string, env map[string]string) (sdktrace.SpanExporter, string, error) {
+// traceTarget resolves where traces go: the protocol and the endpoint as
+// configured (flag first, then the standard variables); on is false when
+// tracing is off.
+func traceTarget(endpoint string, env map[string]string) (proto, shown string, on bool, err error) {
 	if strings.EqualFold(env["OTEL_SDK_DISABLED"], "true") || strings.EqualFold(env["OTEL_TRACES_EXPORTER"], "none") {
-		return nil, "", nil
+		return "", "", false, nil
 	}
-	shown := firstOf(endpoint, env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], env["OTEL_EXPORTER_OTLP_ENDPOINT"])
+	shown = firstOf(endpoint, env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], env["OTEL_EXPORTER_OTLP_ENDPOINT"])
 	if shown == "" {
-		return nil, "", nil
+		return "", "", false, nil
 	}
-	switch proto := firstOf(env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"], env["OTEL_EXPORTER_OTLP_PROTOCOL"], "http/protobuf"); proto {
-	case "grpc":
+	proto = firstOf(env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"], env["OTEL_EXPORTER_OTLP_PROTOCOL"], "http/protobuf")
+	if proto != "grpc" && proto != "http/protobuf" {
+		return "", "", false, fmt.Errorf("OTLP protocol %q is not supported (grpc or http/protobuf)", proto)
+	}
+	return proto, shown, true, nil
+}
+
+// exporter returns the OTLP exporter the settings and variables ask for,
+// nil when tracing is off. The exporters read the other OTEL_EXPORTER_OTLP_*
+// variables (headers, TLS, timeouts) themselves.
+func exporter(ctx context.Context, endpoint string, env map[string]string) (sdktrace.SpanExporter, string, error) {
+	proto, shown, on, err := traceTarget(endpoint, env)
+	if !on || err != nil {
+		return nil, "", err
+	}
+	if proto == "grpc" {
 		var opts []otlptracegrpc.Option
 		if endpoint != "" {
 			opts = append(opts, otlptracegrpc.WithEndpointURL(endpoint))
 		}
 		exp, err := otlptracegrpc.New(ctx, opts...)
 		return exp, "grpc " + shown, err
-	case "http/protobuf":
-		var opts []otlptracehttp.Option
-		if endpoint != "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/traces"))
-		}
-		exp, err := otlptracehttp.New(ctx, opts...)
-		return exp, "http " + shown, err
-	default:
-		return nil, "", fmt.Errorf("OTLP protocol %q is not supported (grpc or http/protobuf)", proto)
 	}
+	var opts []otlptracehttp.Option
+	if endpoint != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/traces"))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	return exp, "http " + shown, err
 }
 
 func firstOf(vs ...string) string {
