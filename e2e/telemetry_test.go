@@ -22,7 +22,8 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// A run_python with a client traceparent that calls a downstream tool: the
+// A run_python with a client traceparent that calls the npm
+// server-everything's echo and the Go test server's traceparent tool: the
 // spans reach a real OTLP receiver as one tree under the client's span, the
 // downstream server receives the CLIENT span's context, and /metrics counts
 // the calls.
@@ -30,19 +31,20 @@ func TestTelemetry(t *testing.T) {
 	const clientTrace, clientSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	rcv := telemetrytest.Start(t)
 	metrics := freeAddr(t)
-	s := startServer(t, writeConfig(t, map[string]any{"tools": testServer(t, "tools")}),
+	everything := npmServer(t, "@modelcontextprotocol/server-everything", "stdio")
+	s := startServer(t, writeConfig(t, map[string]any{"tools": testServer(t, "tools"), "everything": everything}),
 		"CODEMODE_OTLP_ENDPOINT="+rcv.URL, "CODEMODE_METRICS="+metrics)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python",
 		Meta:      mcp.Meta{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"},
-		Arguments: map[string]any{"code": "print((await mcp_tools.traceparent()).text)\nprint((await mcp_tools.echo(message='hi')).text)"}})
+		Arguments: map[string]any{"code": "print((await mcp_tools.traceparent()).text)\nprint((await mcp_everything.echo(message='hi')).text)"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := lines(structured(t, res)["stdout"])
-	if len(out) != 2 || out[1] != "echo: hi" || !strings.HasPrefix(out[0], "00-"+clientTrace+"-") {
+	if len(out) != 2 || out[1] != "Echo: hi" || !strings.HasPrefix(out[0], "00-"+clientTrace+"-") {
 		t.Fatalf("stdout %q: want the downstream's traceparent in the client's trace, then the echo", out)
 	}
 	if st := structured(t, s.run(t, "pass")); st["status"] != "success" {
@@ -61,9 +63,10 @@ func TestTelemetry(t *testing.T) {
 		{"codemode_run_python_calls_total", map[string]string{"status": "success"}, 2},
 		{"codemode_run_python_calls_total", map[string]string{"status": "error"}, 1},
 		{"codemode_run_python_duration_seconds", map[string]string{}, 3},
-		{"codemode_tool_calls_total", map[string]string{"server": "tools", "tool": "echo", "outcome": "ok"}, 1},
+		{"codemode_tool_calls_total", map[string]string{"server": "everything", "tool": "echo", "outcome": "ok"}, 1},
 		{"codemode_tool_calls_total", map[string]string{"server": "tools", "tool": "traceparent", "outcome": "ok"}, 1},
-		{"codemode_tool_call_duration_seconds", map[string]string{"server": "tools"}, 2},
+		{"codemode_tool_call_duration_seconds", map[string]string{"server": "tools"}, 1},
+		{"codemode_tool_call_duration_seconds", map[string]string{"server": "everything"}, 1},
 		{"codemode_sessions_active", map[string]string{"backend": "native"}, 1},
 	} {
 		if got := m.Value(c.name, c.labels); got != c.want {
@@ -115,9 +118,9 @@ func TestTelemetry(t *testing.T) {
 		t.Errorf("sandbox acquire source %q", src)
 	}
 	cell := byName["cell execute"]
-	for _, tool := range []string{"traceparent", "echo"} {
+	for tool, server := range map[string]string{"traceparent": "tools", "echo": "everything"} {
 		sp := byName["tools/call "+tool]
-		if sp.ParentID != cell.SpanID || sp.Kind.String() != "SPAN_KIND_CLIENT" || sp.Attributes["codemode.server"] != "tools" {
+		if sp.ParentID != cell.SpanID || sp.Kind.String() != "SPAN_KIND_CLIENT" || sp.Attributes["codemode.server"] != server {
 			t.Errorf("%s span %+v: want a CLIENT span under the cell %s", tool, sp, cell.SpanID)
 		}
 	}
