@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,8 +34,10 @@ func TestTelemetry(t *testing.T) {
 	rcv := telemetrytest.Start(t)
 	metrics := freeAddr(t)
 	everything := npmServer(t, "@modelcontextprotocol/server-everything", "stdio")
+	policy := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(policy, []byte("default = \"allow\"\n[[rules]]\nserver = \"tools\"\ntool = \"echo\"\nwhen = 'args.message == \"secret\"'\ndecision = \"deny\"\n"), 0o644)
 	s := startServer(t, writeConfig(t, map[string]any{"tools": testServer(t, "tools"), "everything": everything}),
-		"CODEMODE_OTLP_ENDPOINT="+rcv.URL, "CODEMODE_METRICS="+metrics)
+		"CODEMODE_OTLP_ENDPOINT="+rcv.URL, "CODEMODE_METRICS="+metrics, "CODEMODE_POLICY="+policy)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -47,8 +51,9 @@ func TestTelemetry(t *testing.T) {
 	if len(out) != 2 || out[1] != "Echo: hi" || !strings.HasPrefix(out[0], "00-"+clientTrace+"-") {
 		t.Fatalf("stdout %q: want the downstream's traceparent in the client's trace, then the echo", out)
 	}
-	if st := structured(t, s.run(t, "pass")); st["status"] != "success" {
-		t.Fatalf("pass: %v", st)
+	denied := "try:\n    await mcp_tools.echo(message='secret')\nexcept Exception as e:\n    print(e.kind)"
+	if got := s.stdoutOf(t, denied); !slices.Equal(got, []string{"denied"}) {
+		t.Fatalf("denied call: %q", got)
 	}
 	if st := structured(t, s.run(t, "raise ValueError('no')")); st["status"] != "error" {
 		t.Fatalf("raise: %v", st)
@@ -65,7 +70,10 @@ func TestTelemetry(t *testing.T) {
 		{"codemode_run_python_duration_seconds", map[string]string{}, 3},
 		{"codemode_tool_calls_total", map[string]string{"server": "everything", "tool": "echo", "outcome": "ok"}, 1},
 		{"codemode_tool_calls_total", map[string]string{"server": "tools", "tool": "traceparent", "outcome": "ok"}, 1},
-		{"codemode_tool_call_duration_seconds", map[string]string{"server": "tools"}, 1},
+		{"codemode_tool_calls_total", map[string]string{"server": "tools", "tool": "echo", "outcome": "denied"}, 1},
+		{"codemode_tool_call_duration_seconds", map[string]string{"server": "tools"}, 2},
+		{"codemode_policy_decisions_total", map[string]string{"decision": "allow"}, 2},
+		{"codemode_policy_decisions_total", map[string]string{"decision": "deny"}, 1},
 		{"codemode_tool_call_duration_seconds", map[string]string{"server": "everything"}, 1},
 		{"codemode_sessions_active", map[string]string{"backend": "native"}, 1},
 	} {
