@@ -30,6 +30,7 @@ import (
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/statestore"
+	"github.com/codemode/codemode/internal/telemetry"
 	"github.com/codemode/codemode/internal/tooldocs"
 	"github.com/codemode/codemode/internal/toon"
 	"github.com/go-json-experiment/json"
@@ -47,6 +48,7 @@ type App struct {
 	Server       *mcpserver.Server
 	Manual       func() string // the capabilities document as it stands now
 	Log          *slog.Logger
+	Telemetry    *telemetry.Telemetry
 	sessionsDir  string
 	guard        *guard
 }
@@ -99,14 +101,20 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		log.Warn(msg + "; running anyway because a weaker sandbox is allowed")
 	}
+	tel, err := telemetry.New(ctx, telemetry.Options{Backend: backend.Name(), Version: Version, OTLPEndpoint: s.OTLPEndpoint,
+		Environ: in.Environ, TraceContent: s.TraceContent, Logger: log.With("component", "telemetry")})
+	if err != nil {
+		return nil, err
+	}
 	limits := sandboxLimits(s)
 	catalog := tooldocs.NewCatalog(nil)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
-		Logger: log.With("component", "downstream"),
+		Logger: log.With("component", "downstream"), Ended: tel.ServerEnded,
 	})
-	guard, err := newGuard(ctx, s, log)
+	pool.WatchTools(tel.ToolsLoaded)
+	guard, err := newGuard(ctx, s, log, tel.PolicyDecision)
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +192,12 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
-		Fit:    func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
-		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		Fit:      func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
+		Images:   artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		Observer: tel,
 	})
-	var mws []hostrpc.ToolMiddleware
+	tel.CountSessions(func() int { return len(exec.Sessions()) })
+	mws := []hostrpc.ToolMiddleware{tel.ToolMiddleware}
 	if guard != nil {
 		mws = append(mws, guard.Middleware)
 	}
@@ -196,10 +206,10 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
 		OutputMode: func() string { return mode }, Manual: manual, Logger: log, Artifacts: files,
-		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON,
+		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON, Observer: tel,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
-		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard}, nil
+		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard}, nil
 }
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
@@ -260,6 +270,11 @@ func (a *App) Close() {
 	a.Executor.Close()
 	a.Pool.Close()
 	a.guard.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Telemetry.Close(ctx); err != nil {
+		a.Log.Warn("flushing traces", "error", err)
+	}
 	os.RemoveAll(a.sessionsDir)
 }
 

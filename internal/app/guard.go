@@ -33,7 +33,7 @@ func (f fixed) Current() *policy.Policy { return f.p }
 
 // newGuard builds the boundary; nil when neither a policy nor an audit log
 // is configured (codemode then behaves as it always did).
-func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger) (*guard, error) {
+func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observe func(policy.Decision)) (*guard, error) {
 	if s.Policy == "" && s.AuditLog == "" {
 		return nil, nil
 	}
@@ -63,7 +63,7 @@ func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger) (*guar
 		}
 		g.audit = l
 	}
-	g.Gate = gate.New(gate.Options{Policy: src, Audit: g.audit, Logger: log,
+	g.Gate = gate.New(gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: observe,
 		Approver: approval.New(approval.Options{Timeout: s.ApprovalTimeout})})
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel

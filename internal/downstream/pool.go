@@ -45,7 +45,10 @@ type Options struct {
 	MaxMessageBytes int
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
-	Logger                    *slog.Logger
+	// Ended, if set, learns of a server that ended unexpectedly (it
+	// restarts on next use).
+	Ended  func(server string)
+	Logger *slog.Logger
 }
 
 // Errors callers branch on.

@@ -102,13 +102,13 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		}
 		if len(c.Annotations) > 0 {
 			if err := jsonv2.Unmarshal(c.Annotations, &in.Annotations); err != nil {
-				g.log.Warn("tool annotations unreadable; rules see none", "server", c.Server, "tool", c.Tool, "error", err)
+				g.log.WarnContext(ctx, "tool annotations unreadable; rules see none", "server", c.Server, "tool", c.Tool, "error", err)
 			}
 		}
 		pol := g.opts.Policy.Current()
 		d := pol.Decide(ctx, in)
 		for _, ce := range d.ConditionErrors {
-			g.log.Warn("policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", c.Server, "tool", c.Tool)
+			g.log.WarnContext(ctx, "policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", c.Server, "tool", c.Tool)
 		}
 		if g.opts.Observe != nil {
 			g.opts.Observe(d)

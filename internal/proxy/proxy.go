@@ -425,7 +425,7 @@ func (p *Proxy) indexAll(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			if _, err := p.opts.Pool.Tools(ctx, name); err != nil {
-				p.log.Info("server not searchable", "server", name, "error", err)
+				p.log.InfoContext(ctx, "server not searchable", "server", name, "error", err)
 			}
 		}()
 	}

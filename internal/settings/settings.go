@@ -94,6 +94,9 @@ type Settings struct {
 	AuditLog           string        // hash-chained audit log of decisions and calls ("" = none)
 	AuditMaxBytes      int64         // rotate the audit log past this size
 	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
+	Metrics            string        // address serving Prometheus /metrics ("" = none)
+	OTLPEndpoint       string        // OTLP endpoint traces go to ("" = the OTEL_EXPORTER_OTLP_* variables)
+	TraceContent       bool          // record code and tool arguments in spans
 }
 
 // Source tells where an effective value came from.
@@ -267,6 +270,12 @@ func declare(backends []Choice) []setting {
 			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
 		{name: "approval-timeout", group: GroupCall, env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
 			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
+		{name: "metrics", group: GroupGeneral, env: []string{"CODEMODE_METRICS"}, kind: kString,
+			doc: "serve Prometheus metrics at http://ADDR/metrics (in HTTP mode they are also at /metrics on the main listener)", apply: func(s *Settings, v any) { s.Metrics = v.(string) }},
+		{name: "otlp-endpoint", group: GroupGeneral, env: []string{"CODEMODE_OTLP_ENDPOINT"}, kind: kString,
+			doc: "export traces over OTLP to this URL (http://host:4318, or host:4317 with OTEL_EXPORTER_OTLP_PROTOCOL=grpc); the standard OTEL_EXPORTER_OTLP_* variables work too", apply: func(s *Settings, v any) { s.OTLPEndpoint = v.(string) }},
+		{name: "trace-content", group: GroupGeneral, env: []string{"CODEMODE_TRACE_CONTENT"}, def: "false", kind: kBool,
+			doc: "record the code and tool arguments in spans (they may hold secrets)", apply: func(s *Settings, v any) { s.TraceContent = v.(bool) }},
 		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 	}

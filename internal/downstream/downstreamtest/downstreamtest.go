@@ -99,6 +99,11 @@ func addTools(s *mcp.Server) {
 		func(ctx context.Context, r *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + a.Message), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "traceparent", Description: "Return the traceparent the call carried in _meta."},
+		func(ctx context.Context, r *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			tp, _ := r.Params.GetMeta()["traceparent"].(string)
+			return text(tp), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleep, then answer."},
 		func(ctx context.Context, r *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
 			select {
