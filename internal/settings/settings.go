@@ -94,6 +94,8 @@ type Settings struct {
 	AuditLog           string        // hash-chained audit log of decisions and calls ("" = none)
 	AuditMaxBytes      int64         // rotate the audit log past this size
 	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
+	Catalogs           []string      // MCP server catalogs (files or registry URLs) code may add servers from
+	NPMPrefix          string        // a directory whose node_modules holds npm packages to run instead of npx
 }
 
 // Source tells where an effective value came from.
@@ -253,6 +255,10 @@ func declare(backends []Choice) []setting {
 			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
 		{name: "approval-timeout", env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
 			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
+		{name: "catalog", env: []string{"CODEMODE_CATALOG"}, kind: kString,
+			doc: "MCP server catalogs code may add servers from: files of server.json documents or registry base URLs, comma-separated", apply: func(s *Settings, v any) { s.Catalogs = splitList(v.(string)) }},
+		{name: "npm-prefix", env: []string{"CODEMODE_NPM_PREFIX"}, kind: kPath,
+			doc: "a directory whose node_modules holds npm packages: catalog entries found there run from it instead of through npx", apply: func(s *Settings, v any) { s.NPMPrefix = v.(string) }},
 		{name: "disable-landlock", env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 	}
@@ -344,6 +350,17 @@ func (r Registry) Load(flags map[string]string, env Env) (Settings, []Source, er
 		return Settings{}, nil, err
 	}
 	return s, sources, nil
+}
+
+// splitList reads a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func defaultStateDir(env Env) string {
