@@ -145,22 +145,26 @@ func (s *Service) Add(ctx context.Context, caller hostrpc.Caller, name string, e
 	if s.opts.Decider == nil {
 		return Added{}, hostrpc.Errorf(hostrpc.KindUnavailable, "adding servers is not enabled (no catalog is configured)")
 	}
-	if err := s.opts.Decider.DecideAdd(ctx, gate.AddRequest{Caller: caller,
-		AddInput: policy.AddInput{Name: e.Name, Registry: e.Registry(), Source: e.Source, Catalogued: found}}); err != nil {
-		return Added{}, err
-	}
 	// The short name reads better in code (mcp_server_memory) unless a
 	// configured server already has it.
 	server := shortName(e.Name)
 	if _, taken := s.opts.Servers.Alias(server); taken {
 		server = e.Name
 	}
-	cfg, err := e.Server(server, env, s.opts.Launch)
-	if err != nil {
-		var le *Error
-		if errors.As(err, &le) {
-			return Added{}, &hostrpc.Error{Kind: le.Kind, Server: e.Name, Message: le.Msg}
+	var cfg serverconfig.Server
+	if found {
+		// A request that cannot run is refused before anyone is asked.
+		var err error
+		if cfg, err = e.Server(server, env, s.opts.Launch); err != nil {
+			var le *Error
+			if errors.As(err, &le) {
+				return Added{}, &hostrpc.Error{Kind: le.Kind, Server: e.Name, Message: le.Msg}
+			}
+			return Added{}, err
 		}
+	}
+	if err := s.opts.Decider.DecideAdd(ctx, gate.AddRequest{Caller: caller,
+		AddInput: policy.AddInput{Name: e.Name, Registry: e.Registry(), Source: e.Source, Catalogued: found}}); err != nil {
 		return Added{}, err
 	}
 	alias, err := s.opts.Servers.AddServer(ctx, cfg)
