@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -113,7 +112,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if guard != nil {
 		visibility, policyLine = guard, guard.Summary()
 	}
-	entries, err := catalog.Load(ctx, s.Catalogs, catalog.LoadOptions{CacheDir: s.StateDir, Logger: log.With("component", "catalog")})
+	entries, err := LoadCatalog(ctx, s, log)
 	if err != nil {
 		guard.Close()
 		return nil, err
@@ -184,7 +183,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		mws = append(mws, guard.Middleware)
 	}
 	catalogs := catalog.ServiceOptions{Catalog: entries, Servers: px, Logger: log.With("component", "catalog"),
-		Launch: catalog.LaunchOptions{NPMPrefix: s.NPMPrefix, LookPath: osexec.LookPath, Lookup: lookupIn(in.Environ)}}
+		Launch: CatalogLaunch(s, in.Environ)}
 	if guard != nil {
 		catalogs.Decider = guard
 	}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -181,6 +182,25 @@ func TestServer(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestConfigEntryHidesSecrets(t *testing.T) {
+	c := testCatalog(t)
+	e, _ := c.Get("io.example/payments")
+	cfg, err := e.Server("payments", nil, LaunchOptions{LookPath: func(string) (string, error) { return "/usr/bin/npx", nil },
+		Lookup: func(string) (string, bool) { return "s3cret", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(e.ConfigEntry(cfg))
+	if want := `{"args":["-y","@modelcontextprotocol/server-everything","stdio"],"command":"npx","description":"Move money between bank accounts and list transactions","env":{"BANK_TOKEN":"${BANK_TOKEN}"}}`; string(doc) != want {
+		t.Fatalf("config entry:\n%s\nwant\n%s", doc, want)
+	}
+	w, _ := c.Get("weather")
+	cfg, _ = w.Server("weather", nil, LaunchOptions{Lookup: func(string) (string, bool) { return "k", true }})
+	if doc, _ := json.Marshal(w.ConfigEntry(cfg)); !strings.Contains(string(doc), `"headers":{"X-API-Key":"${X-API-Key}"}`) {
+		t.Fatalf("remote config entry: %s", doc)
 	}
 }
 

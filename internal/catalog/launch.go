@@ -277,3 +277,37 @@ func orNone(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// ConfigEntry renders cfg, the configuration of e, as an mcpServers entry
+// of a config file. Secret variables and headers are written as ${NAME},
+// which codemode expands from its environment when it reads the file, so
+// no secret is ever stored.
+func (e *Entry) ConfigEntry(cfg serverconfig.Server) map[string]any {
+	secret := e.Secrets()
+	hide := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			if slices.Contains(secret, k) {
+				v = "${" + k + "}"
+			}
+			out[k] = v
+		}
+		return out
+	}
+	out := map[string]any{}
+	if cfg.Description != "" {
+		out["description"] = cfg.Description
+	}
+	if cfg.Transport == serverconfig.TransportStdio {
+		out["command"], out["args"] = cfg.Command, cfg.Args
+		if len(cfg.Env) > 0 {
+			out["env"] = hide(cfg.Env)
+		}
+		return out
+	}
+	out["type"], out["url"] = string(cfg.Transport), cfg.URL
+	if len(cfg.Headers) > 0 {
+		out["headers"] = hide(cfg.Headers)
+	}
+	return out
+}

@@ -70,6 +70,8 @@ func Run(ctx context.Context, args []string, sio IO) int {
 		code, err = auditCmd(ctx, rest, sio)
 	case "policy":
 		code, err = policyCmd(ctx, rest, sio)
+	case "catalog":
+		err = catalogCmd(ctx, rest, sio)
 	case "help", "-h", "--help":
 		usage(sio.Stdout)
 	default:
@@ -110,6 +112,7 @@ Usage:
   codemode policy init [FILE]       write a commented starter policy (asks before destructive tools)
   codemode policy check FILE        report syntax and condition errors with their line
   codemode policy explain FILE --server S --tool T [--args JSON]  print the decision and the rule
+  codemode catalog search QUERY | show NAME | add NAME [--write]  find servers in --catalog, add one to codemode's config
   codemode audit verify FILE        check an audit log's hash chain (exit 1 naming the first bad line)
   codemode version
 
