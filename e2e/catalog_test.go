@@ -86,7 +86,8 @@ print((await runtime.add_server("server-memory"))["alias"])`)
 // and the added server answers in the same cell once approved.
 func TestCatalogAddAsks(t *testing.T) {
 	env, _ := catalogEnv(t)
-	s, e := startAnswering(t, "2025-11-25", env...)
+	configHome := t.TempDir()
+	s, e := startAnswering(t, "2025-11-25", append(env, "XDG_CONFIG_HOME="+configHome)...)
 	n := e.set(reply("accept", map[string]any{"approve": true}))
 	got := s.stdoutOf(t, `added = await runtime.add_server("server-everything")
 print(added["alias"], (await mcp_server_everything.echo(message="hi")).text)`)
@@ -104,6 +105,23 @@ print(added["alias"], (await mcp_server_everything.echo(message="hi")).text)`)
 	}
 	if asked := e.since(n); len(asked) != 0 {
 		t.Fatalf("asked about a denied add: %+v", asked)
+	}
+
+	// persist=True asks even for an add the rules allow (here of a server
+	// added a moment ago without asking), then keeps the server in
+	// codemode's config directory.
+	n = e.set(reply("accept", map[string]any{"approve": true}))
+	got = s.stdoutOf(t, `await runtime.add_server("server-memory")
+print((await runtime.add_server("server-memory", persist=True))["config"])`)
+	path := filepath.Join(configHome, "mcp", "servers", "server-memory.json")
+	if strings.Join(got, "\n") != path {
+		t.Fatalf("persist: %q, want %s", got, path)
+	}
+	if asked := e.since(n); len(asked) != 1 || !strings.Contains(asked[0].Message, "keep it in codemode's config file") {
+		t.Fatalf("persist questions: %+v", asked)
+	}
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "server-memory/dist/index.js") {
+		t.Fatalf("kept configuration: %v %s", err, data)
 	}
 }
 

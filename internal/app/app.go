@@ -183,7 +183,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		mws = append(mws, guard.Middleware)
 	}
 	catalogs := catalog.ServiceOptions{Catalog: entries, Servers: px, Logger: log.With("component", "catalog"),
-		Launch: CatalogLaunch(s, in.Environ)}
+		Launch: CatalogLaunch(s, in.Environ), ConfigDir: catalog.ConfigDir(lookupIn(in.Environ), in.Home)}
 	if guard != nil {
 		catalogs.Decider = guard
 	}

@@ -311,3 +311,38 @@ func (e *Entry) ConfigEntry(cfg serverconfig.Server) map[string]any {
 	}
 	return out
 }
+
+// WriteConfig writes cfg, the configuration of e, as a config file of its
+// own in dir (codemode's config directory, $XDG_CONFIG_HOME/mcp/servers),
+// never over an existing file, and returns its path.
+func (e *Entry) WriteConfig(dir string, cfg serverconfig.Server) (string, error) {
+	doc, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{cfg.Name: e.ConfigEntry(cfg)}}, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, cfg.Name+".json")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("catalog: write %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("catalog: write %s: %w", path, err)
+	}
+	if _, err := f.Write(append(doc, '\n')); err != nil {
+		f.Close()
+		return "", fmt.Errorf("catalog: write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("catalog: write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// ConfigDir is codemode's own directory of server config files:
+// $XDG_CONFIG_HOME/mcp/servers, or ~/.config/mcp/servers.
+func ConfigDir(lookup func(string) (string, bool), home string) string {
+	if dir, ok := lookup("XDG_CONFIG_HOME"); ok && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "mcp", "servers")
+	}
+	return filepath.Join(home, ".config", "mcp", "servers")
+}

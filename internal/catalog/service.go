@@ -38,7 +38,10 @@ type ServiceOptions struct {
 	// Decider decides every add; nil refuses them all.
 	Decider Decider
 	Launch  LaunchOptions
-	Logger  *slog.Logger
+	// ConfigDir is where add_server(persist=True) writes a server's config
+	// file (see ConfigDir); empty refuses persist.
+	ConfigDir string
+	Logger    *slog.Logger
 }
 
 // Service answers the sandbox's find_servers and add_server requests.
@@ -84,8 +87,9 @@ func (s *Service) Register(mux *hostrpc.Mux) {
 	})
 	mux.Handle(hostrpc.AddServer, func(ctx context.Context, req *hostrpc.Request) (any, error) {
 		var p struct {
-			Name string            `json:"name"`
-			Env  map[string]string `json:"env"`
+			Name    string            `json:"name"`
+			Env     map[string]string `json:"env"`
+			Persist bool              `json:"persist"`
 		}
 		if err := hostrpc.Decode(req, &p); err != nil {
 			return nil, err
@@ -93,7 +97,7 @@ func (s *Service) Register(mux *hostrpc.Mux) {
 		if strings.TrimSpace(p.Name) == "" {
 			return nil, hostrpc.Errorf(hostrpc.KindInvalid, "Missing server name")
 		}
-		return s.Add(ctx, req.Caller, p.Name, p.Env)
+		return s.Add(ctx, req.Caller, AddRequest{Name: p.Name, Env: p.Env, Persist: p.Persist})
 	})
 }
 
@@ -125,19 +129,43 @@ type Added struct {
 	Alias       string `json:"alias"` // mcp_<alias> in the sandbox
 	Description string `json:"description"`
 	Entry       string `json:"entry"` // the catalog entry's name
+	// Config is the file the server was kept in (persist), else "".
+	Config string `json:"config,omitempty"`
 }
 
-// Add adds the catalog entry called name as a server for everyone using
-// this codemode: the policy decides (asking a human when it says ask), the
-// server starts and its tools are listed. Adding an entry already added
-// returns it again.
-func (s *Service) Add(ctx context.Context, caller hostrpc.Caller, name string, env map[string]string) (Added, error) {
+// AddRequest is what code asks to add.
+type AddRequest struct {
+	Name string            // the entry's name, or the last part of it
+	Env  map[string]string // values of the entry's plain variables
+	// Persist keeps the server in codemode's config directory, once a
+	// human approves.
+	Persist bool
+}
+
+// Add adds the catalog entry r names as a server for everyone using this
+// codemode: the policy decides (asking a human when it says ask, and
+// always for persist), the server starts and its tools are listed. Adding
+// an entry already added returns it again.
+func (s *Service) Add(ctx context.Context, caller hostrpc.Caller, r AddRequest) (Added, error) {
+	name, env := r.Name, r.Env
+	if r.Persist && s.opts.ConfigDir == "" {
+		return Added{}, hostrpc.Errorf(hostrpc.KindUnavailable, "persist is not available: codemode has no config directory")
+	}
 	s.addMu.Lock()
 	defer s.addMu.Unlock()
 	e, found := s.opts.Catalog.Get(name)
+	var before *Added // the server the entry already is
 	if found {
 		if server, alias, ok := s.existing(e.Name); ok {
-			return Added{Name: server, Alias: alias, Description: e.Description, Entry: e.Name}, nil
+			a := Added{Name: server, Alias: alias, Description: e.Description, Entry: e.Name}
+			s.mu.Lock()
+			_, fromCatalog := s.added[e.Name]
+			s.mu.Unlock()
+			// A configured server is in a config file already.
+			if !r.Persist || !fromCatalog {
+				return a, nil
+			}
+			before = &a
 		}
 	} else {
 		e = Entry{Name: name}
@@ -148,7 +176,9 @@ func (s *Service) Add(ctx context.Context, caller hostrpc.Caller, name string, e
 	// The short name reads better in code (mcp_server_memory) unless a
 	// configured server already has it.
 	server := shortName(e.Name)
-	if _, taken := s.opts.Servers.Alias(server); taken {
+	if before != nil {
+		server = before.Name
+	} else if _, taken := s.opts.Servers.Alias(server); taken {
 		server = e.Name
 	}
 	var cfg serverconfig.Server
@@ -163,10 +193,31 @@ func (s *Service) Add(ctx context.Context, caller hostrpc.Caller, name string, e
 			return Added{}, err
 		}
 	}
-	if err := s.opts.Decider.DecideAdd(ctx, gate.AddRequest{Caller: caller,
+	if err := s.opts.Decider.DecideAdd(ctx, gate.AddRequest{Caller: caller, Persist: r.Persist,
 		AddInput: policy.AddInput{Name: e.Name, Registry: e.Registry(), Source: e.Source, Catalogued: found}}); err != nil {
 		return Added{}, err
 	}
+	added := Added{}
+	if before != nil {
+		added = *before
+	} else {
+		var err error
+		if added, err = s.start(ctx, caller, e, cfg); err != nil {
+			return Added{}, err
+		}
+	}
+	if r.Persist {
+		path, err := e.WriteConfig(s.opts.ConfigDir, cfg)
+		if err != nil {
+			return Added{}, &hostrpc.Error{Kind: hostrpc.KindError, Server: e.Name, Message: fmt.Sprintf("%s was added for this run, but keeping it failed: %v", e.Name, err)}
+		}
+		added.Config = path
+	}
+	return added, nil
+}
+
+// start adds and starts the server cfg configures for entry e.
+func (s *Service) start(ctx context.Context, caller hostrpc.Caller, e Entry, cfg serverconfig.Server) (Added, error) {
 	alias, err := s.opts.Servers.AddServer(ctx, cfg)
 	if err != nil {
 		if unauthorized(err) {
@@ -180,10 +231,10 @@ func (s *Service) Add(ctx context.Context, caller hostrpc.Caller, name string, e
 		return Added{}, &hostrpc.Error{Kind: "start", Server: e.Name, Message: fmt.Sprintf("starting %s: %v", e.Name, err)}
 	}
 	s.mu.Lock()
-	s.added[e.Name] = server
+	s.added[e.Name] = cfg.Name
 	s.mu.Unlock()
-	s.log.Info("server added from a catalog", "entry", e.Name, "server", server, "source", e.Source, "principal", caller.Principal)
-	return Added{Name: server, Alias: alias, Description: e.Description, Entry: e.Name}, nil
+	s.log.Info("server added from a catalog", "entry", e.Name, "server", cfg.Name, "source", e.Source, "principal", caller.Principal)
+	return Added{Name: cfg.Name, Alias: alias, Description: e.Description, Entry: e.Name}, nil
 }
 
 // unauthorized reports a start that failed on HTTP 401: the server wants

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -110,36 +107,19 @@ func catalogAdd(ctx context.Context, cat *catalog.Catalog, name string, env map[
 	}
 	states := app.ProbeServers(ctx, &serverconfig.Result{Servers: []serverconfig.Server{cfg}}, sio.Environ, s.ServerStart)
 	fmt.Fprintf(sio.Stderr, "%s: %s\n", server, states[server])
-	doc, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{server: e.ConfigEntry(cfg)}}, "", "  ")
-	if err != nil {
-		return err
-	}
 	if !write {
-		fmt.Fprintln(sio.Stdout, string(doc))
-		return nil
+		return writeJSON(sio.Stdout, map[string]any{"mcpServers": map[string]any{server: e.ConfigEntry(cfg)}})
 	}
-	dir := ""
-	for _, kv := range sio.Environ {
-		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
-			dir = v
+	lookup := func(name string) (string, bool) {
+		for _, kv := range sio.Environ {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v, true
+			}
 		}
+		return "", false
 	}
-	if dir == "" {
-		dir = filepath.Join(sio.Home, ".config")
-	}
-	path := filepath.Join(dir, "mcp", "servers", server+".json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	path, err := e.WriteConfig(catalog.ConfigDir(lookup, sio.Home), cfg)
 	if err != nil {
-		return fmt.Errorf("writing the server's configuration: %w", err)
-	}
-	if _, err := f.Write(append(doc, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	fmt.Fprintf(sio.Stderr, "wrote %s; codemode reads it at its next start\n", path)

@@ -26,6 +26,11 @@ source = "*/trusted.json"
 decision = "allow"
 `
 
+func persist(r AddRequest) AddRequest {
+	r.Persist = true
+	return r
+}
+
 func TestDecideAdd(t *testing.T) {
 	p, err := policy.Parse([]byte(addPolicy), "toml")
 	if err != nil {
@@ -55,6 +60,7 @@ func TestDecideAdd(t *testing.T) {
 		{"default ask approved", answering(true), req("io.example/memory", "pypi", "/etc/trusted.json", true), "", ""},
 		{"default ask declined", answering(false), req("io.example/memory", "npm", "/etc/other.json", true), "denied", "the user did not approve add the MCP server io.example/memory"},
 		{"ask without elicitation", context.Background(), req("io.example/memory", "oci", "/etc/trusted.json", true), "denied", "[[add]] rule"},
+		{"persist asks though allowed", context.Background(), persist(req("io.example/memory", "npm", "/etc/trusted.json", true)), "denied", "keep it in codemode's config file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,6 +101,7 @@ func TestDecideAdd(t *testing.T) {
 		"add io.example/memory ask add_default ok client:tester",
 		"add io.example/memory ask add_default denied client:tester",
 		"add io.example/memory ask add_default denied ",
+		"add io.example/memory ask add[1] denied ",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -214,6 +214,9 @@ func newCallID() string {
 type AddRequest struct {
 	Caller hostrpc.Caller
 	policy.AddInput
+	// Persist asks to keep the server in codemode's config file: a human
+	// must approve that even when the rules allow the add.
+	Persist bool
 }
 
 // DecideAdd decides whether code may add a catalog entry as a server, asks
@@ -222,6 +225,9 @@ type AddRequest struct {
 // in no catalog).
 func (g *Gate) DecideAdd(ctx context.Context, r AddRequest) error {
 	d := g.opts.Policy.Current().DecideAdd(r.AddInput)
+	if r.Persist && d.Effect == policy.Allow {
+		d.Effect, d.Reason = policy.Ask, joinReason(d.Reason, "it would be kept in codemode's config file")
+	}
 	if g.opts.Observe != nil {
 		g.opts.Observe(d)
 	}
@@ -247,6 +253,9 @@ func (g *Gate) DecideAdd(ctx context.Context, r AddRequest) error {
 		return refuse("denied", msg)
 	case d.Effect == policy.Ask:
 		action := fmt.Sprintf("add the MCP server %s (%s, from %s) and start it", r.Name, r.Registry, r.Source)
+		if r.Persist {
+			action += ", and keep it in codemode's config file"
+		}
 		ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: r.Caller.Principal, Owner: r.Caller.Owner, Session: r.Caller.Session,
 			Server: r.Name, Reason: d.Reason, Rule: d.Rule.Label, Action: action})
 		if err != nil {

@@ -398,18 +398,20 @@ async def find_servers(query, limit=5):
 
 
 @_pending
-async def add_server(name, env=None):
+async def add_server(name, env=None, persist=False):
     """Add a catalog entry as a server: the policy decides (it may ask the
     user), the server starts and its tools are listed. Returns {"name",
     "alias", "description", "entry"}; ``mcp_<alias>`` and
     ``mcp_servers[name]`` work at once. ``env`` sets the entry's plain
-    variables; secret ones come only from codemode's environment."""
+    variables; secret ones come only from codemode's environment.
+    ``persist=True`` also keeps it in codemode's config directory (for later
+    runs) once the user approves; "config" then names the file."""
     if not isinstance(name, str) or not name.strip():
         raise MCPError("add_server(name) needs the name of a catalog entry (see runtime.find_servers)")
     if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                                for k, v in env.items())):
         raise MCPError("'env' must be a dict of strings")
-    added = await _arpc("add_server", name=name, env=env or {})
+    added = await _arpc("add_server", name=name, env=env or {}, persist=bool(persist))
     _register(added)
     return added
 
