@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/catalog"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/gate"
@@ -107,7 +108,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		return nil, err
 	}
 	limits := sandboxLimits(s)
-	catalog := tooldocs.NewCatalog(nil)
+	docs := tooldocs.NewCatalog(nil)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
@@ -123,7 +124,12 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if guard != nil {
 		visibility, policyLine = guard, guard.Summary()
 	}
-	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
+	entries, err := LoadCatalog(ctx, s, log)
+	if err != nil {
+		guard.Close()
+		return nil, err
+	}
+	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: docs, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
 	pool.WatchTools(px.ToolsChanged)
 	log.Info("MCP servers configured", "count", len(servers.Servers))
 	helpers, err := pyruntime.Helpers()
@@ -201,7 +207,12 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if guard != nil {
 		mws = append(mws, guard.Middleware)
 	}
-	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), mws...)
+	catalogs := catalog.ServiceOptions{Catalog: entries, Servers: px, Logger: log.With("component", "catalog"),
+		Launch: CatalogLaunch(s, in.Environ), ConfigDir: catalog.ConfigDir(lookupIn(in.Environ), in.Home)}
+	if guard != nil {
+		catalogs.Decider = guard
+	}
+	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), catalog.NewService(catalogs), mws...)
 	mode := s.OutputMode
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
@@ -212,12 +223,26 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard}, nil
 }
 
+// lookupIn reads a variable of environ, the last of its name winning.
+func lookupIn(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := "", false
+		for _, kv := range environ {
+			if k, val, found := strings.Cut(kv, "="); found && k == name {
+				v, ok = val, true
+			}
+		}
+		return v, ok
+	}
+}
+
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
 
 // route fills mux with every handler for what sandboxed code asks of the
 // host. mws wrap each nested tool call after the proxy resolved it.
-func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, mws ...hostrpc.ToolMiddleware) {
+func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, catalogs *catalog.Service, mws ...hostrpc.ToolMiddleware) {
 	px.Register(mux, mws...)
+	catalogs.Register(mux)
 	exec.Register(mux)
 	state.Register(mux)
 	mux.Handle(hostrpc.ToTOON, func(_ context.Context, req *hostrpc.Request) (any, error) {

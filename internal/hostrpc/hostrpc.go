@@ -38,6 +38,10 @@ const (
 	SearchToolDocs           = "search_tool_docs"
 	CallTool                 = "call_tool"
 
+	// Servers from catalogs (catalog).
+	FindServers = "find_servers"
+	AddServer   = "add_server"
+
 	// Results of the running call (executor).
 	Artifact = "artifact"
 	Progress = "progress"

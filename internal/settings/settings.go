@@ -97,6 +97,8 @@ type Settings struct {
 	Metrics            string        // address serving Prometheus /metrics ("" = none)
 	OTLPEndpoint       string        // OTLP endpoint traces go to ("" = the OTEL_EXPORTER_OTLP_* variables)
 	TraceContent       bool          // record code and tool arguments in spans
+	Catalogs           []string      // MCP server catalogs (files or registry URLs) code may add servers from
+	NPMPrefix          string        // a directory whose node_modules holds npm packages to run instead of npx
 }
 
 // Source tells where an effective value came from.
@@ -270,6 +272,10 @@ func declare(backends []Choice) []setting {
 			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
 		{name: "approval-timeout", group: GroupCall, env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
 			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
+		{name: "catalog", group: GroupCall, env: []string{"CODEMODE_CATALOG"}, kind: kString,
+			doc: "MCP server catalogs code may add servers from: files of server.json documents or registry base URLs, comma-separated", apply: func(s *Settings, v any) { s.Catalogs = splitList(v.(string)) }},
+		{name: "npm-prefix", group: GroupCall, env: []string{"CODEMODE_NPM_PREFIX"}, kind: kPath,
+			doc: "a directory whose node_modules holds npm packages: catalog entries found there run from it instead of through npx", apply: func(s *Settings, v any) { s.NPMPrefix = v.(string) }},
 		{name: "metrics", group: GroupGeneral, env: []string{"CODEMODE_METRICS"}, kind: kString,
 			doc: "serve Prometheus metrics at http://ADDR/metrics (in HTTP mode they are also at /metrics on the main listener)", apply: func(s *Settings, v any) { s.Metrics = v.(string) }},
 		{name: "otlp-endpoint", group: GroupGeneral, env: []string{"CODEMODE_OTLP_ENDPOINT"}, kind: kString,
@@ -380,6 +386,17 @@ func (r Registry) Load(flags map[string]string, env Env) (Settings, []Source, er
 		return Settings{}, nil, err
 	}
 	return s, sources, nil
+}
+
+// splitList reads a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func defaultStateDir(env Env) string {
