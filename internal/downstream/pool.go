@@ -120,7 +120,8 @@ func New(opts Options) *Pool {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	for _, cfg := range opts.Servers {
-		p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: p.log.With("server", cfg.Name)}
+		log := p.log.With("server", cfg.Name)
+		p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: log, relay: &relay{server: cfg.Name, log: log}}
 	}
 	return p
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,6 +28,9 @@ type server struct {
 	pool *Pool
 	cfg  serverconfig.Server
 	log  *slog.Logger
+	// relay passes the server's questions and progress to the client of
+	// the run_python call that made the nested call.
+	relay *relay
 
 	mu       sync.Mutex
 	conn     *connection   // nil when not running
@@ -186,6 +190,16 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 	client := mcp.NewClient(&mcp.Implementation{Name: s.pool.opts.ClientName, Version: s.pool.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:                 slog.New(slog.DiscardHandler),
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go s.refreshAfterChange() },
+		Capabilities: &mcp.ClientCapabilities{
+			// The SDK's default, kept: setting Capabilities would drop it.
+			//lint:ignore SA1019 servers of older protocols still read roots
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		ElicitationHandler:          s.relay.elicit,
+		ProgressNotificationHandler: s.relay.progress,
+		//lint:ignore SA1019 servers of older protocols still log this way
+		LoggingMessageHandler: s.relay.logMessage,
 	})
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
@@ -457,7 +471,14 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := c.cs.CallTool(callCtx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	who := peer.From(ctx)
+	token, end := s.relay.begin(who, tool)
+	defer end()
+	if who != nil && who.Progress != nil {
+		params.SetProgressToken(token)
+	}
+	res, err := c.cs.CallTool(callCtx, params)
 	if err != nil {
 		e := s.callError(tool, callCtx, err)
 		if e.Kind == "timeout" {

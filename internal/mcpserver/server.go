@@ -200,11 +200,18 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			if elicit != nil {
 				who.Elicit = elicit
 			}
+			report := progressReporter(ctx, req)
+			if report != nil {
+				// Nested calls' progress counts as the code's own.
+				who.Progress = func(progress, total float64, message string) {
+					report(executor.ProgressUpdate{Progress: progress, Total: total, Message: message, FromCode: true})
+				}
+			}
 			ctx = peer.With(ctx, who)
 			return s.opts.Executor.Run(ctx, executor.Request{
 				Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
 				Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
-				Principal: client, Progress: progressReporter(ctx, req),
+				Principal: client, Progress: report,
 			})
 		}
 		if canAsk, inResult := peer.Asking(req.Session); canAsk && inResult {

@@ -19,6 +19,12 @@ type Peer struct {
 	// Elicit asks the client's user; nil when the client cannot be asked
 	// (it did not declare form elicitation).
 	Elicit func(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// ElicitURL is whether Elicit may ask in URL mode (the client declared it).
+	ElicitURL bool
+	// Progress reports progress of the run_python call to its client; nil
+	// when the client asked for none. Downstream servers' progress of
+	// nested calls arrives here.
+	Progress func(progress, total float64, message string)
 }
 
 type key struct{}
@@ -44,6 +50,9 @@ func FromSession(ss *mcp.ServerSession, principal string) *Peer {
 	}
 	if canAsk, inline := Asking(ss); canAsk && !inline {
 		p.Elicit = ss.Elicit
+	}
+	if ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+		p.ElicitURL = ip.Capabilities.Elicitation.URL != nil
 	}
 	return p
 }
