@@ -70,6 +70,8 @@ func Run(ctx context.Context, args []string, sio IO) int {
 		code, err = auditCmd(ctx, rest, sio)
 	case "policy":
 		code, err = policyCmd(ctx, rest, sio)
+	case "auth":
+		code, err = authCmd(ctx, rest, sio)
 	case "help", "-h", "--help":
 		usage(sio.Stdout)
 	default:
@@ -103,6 +105,8 @@ Usage:
   codemode run [flags] -c CODE      run Python in a fresh sandbox
   codemode run [flags] FILE | -     run a file (or stdin) in a fresh sandbox
   codemode servers [--json] [--probe]  list the MCP servers found in config files (--probe starts each)
+  codemode auth login SERVER        sign in to a remote MCP server that requires OAuth (opens $BROWSER; --no-browser prints the URL)
+  codemode auth status | logout SERVER  show each remote server's sign-in and token expiry; forget a server's tokens
   codemode doctor [--json]          check every sandbox backend on this host and say how to fix what fails
   codemode config [--json]          show the effective settings and their sources
   codemode attacks [--backends LIST]  run the adversarial suite; prints attack × backend (exit 1 on any escape)
@@ -307,7 +311,11 @@ func listServers(ctx context.Context, args []string, sio IO) error {
 	}
 	var state func(string) string
 	if *probe {
-		states := app.ProbeServers(ctx, res, sio.Environ, *timeout)
+		s, _, err := loadSettings(nil, sio)
+		if err != nil {
+			return err
+		}
+		states := app.ProbeServers(ctx, res, sio.Environ, *timeout, app.SignInStore(s))
 		state = func(name string) string { return states[name] }
 	}
 	if *asJSON {

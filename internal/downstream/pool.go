@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/signin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,6 +44,9 @@ type Options struct {
 	// MaxMessageBytes bounds one JSON-RPC message from a stdio server
 	// (default 64 MiB).
 	MaxMessageBytes int
+	// SignIn keeps the OAuth tokens of remote servers (codemode auth
+	// login); nil sends no tokens.
+	SignIn *signin.Store
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
 	Logger                    *slog.Logger
@@ -58,7 +62,7 @@ var (
 // Error is a failure of one server or call, safe to show to sandboxed code.
 type Error struct {
 	Server, Tool string
-	Kind         string // "unknown_server", "start", "timeout", "crashed", "transport", "self", "closed"
+	Kind         string // "unknown_server", "start", "timeout", "crashed", "transport", "self", "closed", "auth_required"
 	Err          error
 }
 

@@ -2,6 +2,7 @@ package downstream
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/signin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 )
 
 // askingServer serves over HTTP a tool "ask" that reports progress twice
@@ -113,5 +116,43 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 				t.Fatalf("progress = %q", prog.msgs)
 			}
 		})
+	}
+}
+
+// TestSignInRequired: a remote server answering 401 fails calls with kind
+// auth_required naming the command; once a token is stored (by "codemode
+// auth login" in another process) the next call goes through.
+func TestSignInRequired(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "signed in"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer good" {
+			w.Header().Set("WWW-Authenticate", `Bearer scope="read"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	store := signin.NewStore(t.TempDir())
+	p := newPool(t, Options{SignIn: store, Servers: []serverconfig.Server{{Name: "remote", Transport: serverconfig.TransportHTTP, URL: ts.URL}}})
+
+	_, err := p.CallTool(t.Context(), "remote", "whoami", nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != "auth_required" || !strings.Contains(e.Error(), "run `codemode auth login remote`") {
+		t.Fatalf("before sign-in: %v", err)
+	}
+	if st := p.State("remote"); !strings.HasPrefix(st, "sign-in required: ") {
+		t.Fatalf("state = %q", st)
+	}
+	if err := store.Save("remote", &signin.Record{URL: ts.URL, Token: &oauth2.Token{AccessToken: "good", TokenType: "Bearer"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.CallTool(t.Context(), "remote", "whoami", nil)
+	if err != nil || textOf(res) != "signed in" {
+		t.Fatalf("after sign-in: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/signin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -142,6 +143,13 @@ func (s *server) start(done chan struct{}) {
 	if err == nil && s.stopped {
 		err = ErrClosed
 	}
+	var need *signin.RequiredError
+	if errors.As(err, &need) {
+		// Not a failure of the server: it starts as soon as the user signs in.
+		s.lastErr = &Error{Server: s.cfg.Name, Kind: "auth_required", Err: need}
+		s.log.Info("MCP server requires sign-in", "reason", need.Reason)
+		return
+	}
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) || e.Kind != "self" {
@@ -171,7 +179,11 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 		}
 		transport = t
 	case serverconfig.TransportHTTP:
-		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+		if s.pool.opts.SignIn != nil {
+			t.OAuthHandler = signin.NewHandler(s.cfg.Name, s.pool.opts.SignIn, nil)
+		}
+		transport = t
 	case serverconfig.TransportSSE:
 		transport = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
 	default:
@@ -395,6 +407,10 @@ func (s *server) state() string {
 	case s.conn != nil:
 		return fmt.Sprintf("running (%d tools)", len(s.tools))
 	case s.lastErr != nil:
+		var need *signin.RequiredError
+		if errors.As(s.lastErr, &need) {
+			return "sign-in required: " + need.Error()
+		}
 		return "failed: " + s.lastErr.Error()
 	}
 	return "stopped"
@@ -492,7 +508,10 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // callError classifies a failed request.
 func (s *server) callError(tool string, ctx context.Context, err error) *Error {
 	e := &Error{Server: s.cfg.Name, Tool: tool, Kind: "transport", Err: err}
+	var need *signin.RequiredError
 	switch {
+	case errors.As(err, &need):
+		e.Kind, e.Err = "auth_required", need
 	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) || !s.isCurrent(err):
 		e.Kind = "crashed"

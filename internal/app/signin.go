@@ -1,0 +1,47 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+
+	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/settings"
+	"github.com/codemode/codemode/internal/signin"
+)
+
+// SignInStore is where the OAuth tokens of remote servers are kept: one
+// file per server, mode 0600, under the state directory.
+func SignInStore(s settings.Settings) *signin.Store {
+	return signin.NewStore(filepath.Join(s.StateDir, "oauth"))
+}
+
+// RemoteServers are the configured servers codemode reaches over HTTP,
+// which may require sign-in.
+func RemoteServers(res *serverconfig.Result) []serverconfig.Server {
+	var out []serverconfig.Server
+	for _, s := range res.Servers {
+		if s.Transport == serverconfig.TransportHTTP || s.Transport == serverconfig.TransportSSE {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SignIn runs `codemode auth login` for the named server of res: it opens
+// the authorization URL with open (printing it to out too) and saves the
+// token in store.
+func SignIn(ctx context.Context, res *serverconfig.Result, name string, store *signin.Store, open func(context.Context, string) error, out io.Writer) (*signin.Record, error) {
+	i := slices.IndexFunc(res.Servers, func(s serverconfig.Server) bool { return s.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("sign in: no configured server is named %q (see codemode servers)", name)
+	}
+	s := res.Servers[i]
+	if s.Transport != serverconfig.TransportHTTP {
+		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for streamable HTTP servers", name, s.Transport)
+	}
+	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: s.URL, OAuth: s.OAuth, Store: store,
+		Open: open, Out: out, ClientName: "codemode", Version: Version})
+}
