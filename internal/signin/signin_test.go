@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/signin/signintest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,7 @@ func callWith(t *testing.T, url string, h *Handler, tool string) (string, error)
 
 func login(t *testing.T, store *Store, url string, oauth *serverconfig.OAuth) *Record {
 	t.Helper()
-	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, OAuth: oauth, Store: store, Open: browser, Out: io.Discard, ClientName: "codemode"})
+	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, OAuth: oauth, Store: store, Open: signintest.Browser, Out: io.Discard, ClientName: "codemode"})
 	if err != nil {
 		t.Fatalf("login: %v", err)
 	}
@@ -53,8 +54,8 @@ func wantRequired(t *testing.T, err error, reason string) {
 // registration, PKCE and the resource parameter, a tool needing more scope
 // (step-up), refresh before expiry, and sign-out.
 func TestSignInFlow(t *testing.T) {
-	as := newAuthServer(t)
-	url := protectedServer(t, as)
+	as := signintest.NewAuthServer(t)
+	url := signintest.ProtectedServer(t, as)
 	store := NewStore(filepath.Join(t.TempDir(), "oauth"))
 	h := NewHandler("remote", store, nil)
 
@@ -65,7 +66,7 @@ func TestSignInFlow(t *testing.T) {
 	if rec.ClientID != "dyn-1" || rec.Resource != url || rec.Token.RefreshToken == "" {
 		t.Fatalf("record: %+v", rec)
 	}
-	if got := as.events(); !slices.Equal(got, []string{"register", "authorize offline_access read", "token code"}) {
+	if got := as.Events(); !slices.Equal(got, []string{"register", "authorize offline_access read", "token code"}) {
 		t.Fatalf("authorization server saw %q", got)
 	}
 	fi, err := os.Stat(filepath.Join(store.Dir(), "remote.json"))
@@ -98,13 +99,13 @@ func TestSignInFlow(t *testing.T) {
 	}
 
 	// Tokens close to expiry are refreshed (with the resource) and saved.
-	as.expiresIn = 30
+	as.ExpiresIn = 30
 	rec = login(t, store, url, nil)
-	n := len(as.events())
+	n := len(as.Events())
 	if got, err := callWith(t, url, NewHandler("remote", store, nil), "whoami"); err != nil || got != "whoami ok" {
 		t.Fatalf("refreshed call: %q %v", got, err)
 	}
-	if got := as.events()[n:]; len(got) == 0 || got[0] != "token refresh" {
+	if got := as.Events()[n:]; len(got) == 0 || got[0] != "token refresh" {
 		t.Fatalf("after expiry the authorization server saw %q", got)
 	}
 	if saved, _ := store.Load("remote"); saved.Token.AccessToken == rec.Token.AccessToken {
@@ -122,16 +123,16 @@ func TestSignInFlow(t *testing.T) {
 // registration) and authenticate at the token endpoint the way the server
 // supports; configured scopes replace the discovered ones.
 func TestPreregisteredClient(t *testing.T) {
-	as := newAuthServer(t)
-	as.clients["cm"] = "s3cret"
-	as.authMethods = []string{"client_secret_basic"}
-	url := protectedServer(t, as)
+	as := signintest.NewAuthServer(t)
+	as.Clients["cm"] = "s3cret"
+	as.AuthMethods = []string{"client_secret_basic"}
+	url := signintest.ProtectedServer(t, as)
 	store := NewStore(t.TempDir())
 	rec := login(t, store, url, &serverconfig.OAuth{ClientID: "cm", ClientSecret: "s3cret", Scopes: []string{"read", "write"}})
 	if rec.ClientID != "cm" {
 		t.Fatalf("client %q", rec.ClientID)
 	}
-	if got := as.events(); !slices.Equal(got, []string{"authorize offline_access read write", "token code"}) {
+	if got := as.Events(); !slices.Equal(got, []string{"authorize offline_access read write", "token code"}) {
 		t.Fatalf("authorization server saw %q", got)
 	}
 	if got, err := callWith(t, url, NewHandler("remote", store, nil), "admin"); err != nil || got != "admin ok" {
@@ -143,7 +144,7 @@ func TestLoginNotRequired(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "open"}, nil)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
-	_, err := Login(t.Context(), LoginOptions{Server: "open", URL: ts.URL, Store: NewStore(t.TempDir()), Open: browser, ClientName: "codemode"})
+	_, err := Login(t.Context(), LoginOptions{Server: "open", URL: ts.URL, Store: NewStore(t.TempDir()), Open: signintest.Browser, ClientName: "codemode"})
 	if !errors.Is(err, ErrNotRequired) {
 		t.Fatalf("err = %v", err)
 	}

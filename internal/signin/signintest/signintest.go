@@ -1,4 +1,7 @@
-package signin
+// Package signintest runs, on loopback, an OAuth authorization server that
+// approves at once and an MCP server protected by it, for tests of
+// signing in (package signin, the e2e tests of codemode auth login).
+package signintest
 
 import (
 	"bytes"
@@ -20,17 +23,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// authServer is an OAuth authorization server on loopback that approves
+// AuthServer is an OAuth authorization server on loopback that approves
 // every request at once, checking what the MCP authorization specification
 // requires of the client: PKCE S256, the resource parameter, registered
 // redirect URIs, the client's authentication.
-type authServer struct {
-	t   *testing.T
+type AuthServer struct {
 	srv *httptest.Server
-	// preregistered client id -> secret ("" for a public client).
-	clients     map[string]string
-	authMethods []string
-	expiresIn   int // seconds; 0 for tokens without expiry
+	// Clients are the pre-registered clients: id -> secret ("" for a
+	// public client).
+	Clients map[string]string
+	// AuthMethods are the token endpoint's client authentication methods.
+	AuthMethods []string
+	// ExpiresIn is the lifetime of new tokens in seconds; 0 for no expiry.
+	ExpiresIn int
 
 	mu        sync.Mutex
 	redirects map[string][]string // client id -> registered redirect URIs
@@ -44,8 +49,9 @@ type grant struct {
 	client, challenge, resource, scope string
 }
 
-func newAuthServer(t *testing.T) *authServer {
-	a := &authServer{t: t, clients: map[string]string{}, authMethods: []string{"none"}, expiresIn: 3600,
+// NewAuthServer starts the authorization server until t ends.
+func NewAuthServer(t testing.TB) *AuthServer {
+	a := &AuthServer{Clients: map[string]string{}, AuthMethods: []string{"none"}, ExpiresIn: 3600,
 		redirects: map[string][]string{}, codes: map[string]grant{}, tokens: map[string]grant{}, refreshes: map[string]grant{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", a.metadata)
@@ -57,13 +63,15 @@ func newAuthServer(t *testing.T) *authServer {
 	return a
 }
 
-func (a *authServer) note(format string, args ...any) {
+func (a *AuthServer) note(format string, args ...any) {
 	a.mu.Lock()
 	a.log = append(a.log, fmt.Sprintf(format, args...))
 	a.mu.Unlock()
 }
 
-func (a *authServer) events() []string {
+// Events is what the server did, in order: "register", "authorize
+// SCOPES" (sorted), "token code", "token refresh".
+func (a *AuthServer) Events() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.log)
@@ -75,16 +83,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (a *authServer) metadata(w http.ResponseWriter, _ *http.Request) {
+func (a *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, 200, map[string]any{
 		"issuer": a.srv.URL, "authorization_endpoint": a.srv.URL + "/authorize", "token_endpoint": a.srv.URL + "/token",
 		"registration_endpoint": a.srv.URL + "/register", "response_types_supported": []string{"code"},
-		"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": a.authMethods,
+		"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": a.AuthMethods,
 		"scopes_supported": []string{"read", "write", "offline_access"},
 	})
 }
 
-func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
+func (a *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	var md struct {
 		RedirectURIs []string `json:"redirect_uris"`
 	}
@@ -97,11 +105,11 @@ func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 201, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs, "token_endpoint_auth_method": "none"})
 }
 
-func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
+func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	client, redirect := q.Get("client_id"), q.Get("redirect_uri")
 	a.mu.Lock()
-	_, pre := a.clients[client]
+	_, pre := a.Clients[client]
 	ok := pre || slices.Contains(a.redirects[client], redirect)
 	a.mu.Unlock()
 	switch {
@@ -125,13 +133,13 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, redirect+"?"+url.Values{"code": {code}, "state": {q.Get("state")}}.Encode(), http.StatusFound)
 }
 
-func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
+func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	r.ParseForm()
 	client := r.Form.Get("client_id")
 	if id, secret, ok := r.BasicAuth(); ok {
 		client = id
 		a.mu.Lock()
-		want, known := a.clients[id]
+		want, known := a.Clients[id]
 		a.mu.Unlock()
 		if !known || want != secret {
 			writeJSON(w, 401, map[string]any{"error": "invalid_client"})
@@ -168,15 +176,17 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 	at, rt := fmt.Sprintf("at-%d", n), fmt.Sprintf("rt-%d", n)
 	a.tokens[at], a.refreshes[rt] = g, g
 	res := map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt, "scope": g.scope}
-	if a.expiresIn > 0 {
-		res["expires_in"] = a.expiresIn
+	if a.ExpiresIn > 0 {
+		res["expires_in"] = a.ExpiresIn
 	}
 	writeJSON(w, 200, res)
 }
 
-// protectedServer is an MCP server behind a.srv: every request needs one
-// of its tokens for this resource; the tool "admin" needs scope "write".
-func protectedServer(t *testing.T, a *authServer) string {
+// ProtectedServer starts an MCP server behind a, until t ends, and returns
+// its URL: every request needs one of a's tokens for this resource; its
+// tools "whoami" and "admin" answer "NAME ok", and "admin" needs scope
+// "write".
+func ProtectedServer(t testing.TB, a *AuthServer) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	for _, name := range []string{"whoami", "admin"} {
 		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -215,8 +225,8 @@ func protectedServer(t *testing.T, a *authServer) string {
 	return ts.URL + "/mcp"
 }
 
-// browser follows the authorization URL as a browser whose user approves.
-func browser(_ context.Context, u string) error {
+// Browser follows the authorization URL as a browser whose user approves.
+func Browser(_ context.Context, u string) error {
 	go func() {
 		resp, err := http.Get(u)
 		if err == nil {
