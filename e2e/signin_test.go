@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/codemode/codemode/internal/signin/signintest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestSignIn drives a remote server behind OAuth as a user would: code's
@@ -56,5 +58,38 @@ func TestSignIn(t *testing.T) {
 	}
 	if got := auth("status"); got != "remote: not signed in\n" {
 		t.Fatalf("status after logout: %s", got)
+	}
+}
+
+// TestSignInThroughClient: served over stdio to a client that can open
+// URLs (URL-mode elicitation), a call that needs sign-in shows the user
+// the authorization URL and completes once they approve, with no command.
+func TestSignInThroughClient(t *testing.T) {
+	// 2025-11-25: the question is a request of its own; newest: it travels
+	// in run_python's result.
+	for _, protocol := range []string{"2025-11-25", ""} {
+		t.Run("protocol "+protocol, func(t *testing.T) { signInThroughClient(t, protocol) })
+	}
+}
+
+func signInThroughClient(t *testing.T, protocol string) {
+	as := signintest.NewAuthServer(t)
+	url := signintest.ProtectedServer(t, as)
+	env := []string{writeConfig(t, map[string]any{"remote": map[string]any{"url": url}}), "CODEMODE_STATE_DIR=" + t.TempDir()}
+	var asked []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "url-e2e", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			signintest.Browser(ctx, req.Params.URL) // the user opens the link and approves
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	s := startWithClient(t, client, &mcp.ClientSessionOptions{ProtocolVersion: protocol}, env...)
+	if out := strings.Join(s.stdoutOf(t, "print((await mcp_remote.whoami()).text)"), "\n"); out != "whoami ok" {
+		t.Fatalf("call: %s", out)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "sign in to remote") {
+		t.Fatalf("asked: %q", asked)
 	}
 }

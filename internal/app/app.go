@@ -100,7 +100,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
-		SignIn: SignInStore(s), Logger: log.With("component", "downstream"),
+		SignIn: SignInStore(s), Login: clientLogin(s, servers), Logger: log.With("component", "downstream"),
 	})
 	guard, err := newGuard(ctx, s, log)
 	if err != nil {

@@ -45,3 +45,18 @@ func SignIn(ctx context.Context, res *serverconfig.Result, name string, store *s
 	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: s.URL, OAuth: s.OAuth, Store: store,
 		Open: open, Out: out, ClientName: "codemode", Version: Version})
 }
+
+// clientLogin lets a call that needs sign-in have the user sign in through
+// the MCP client (URL-mode elicitation). Only over stdio: the browser must
+// come back to a loopback listener on this machine, which a client of
+// codemode served over HTTP may not be on.
+func clientLogin(s settings.Settings, res *serverconfig.Result) func(context.Context, string, func(context.Context, string) error) error {
+	if s.HTTP != "" {
+		return nil
+	}
+	store := SignInStore(s)
+	return func(ctx context.Context, server string, open func(context.Context, string) error) error {
+		_, err := SignIn(ctx, res, server, store, open, nil)
+		return err
+	}
+}

@@ -47,6 +47,10 @@ type Options struct {
 	// SignIn keeps the OAuth tokens of remote servers (codemode auth
 	// login); nil sends no tokens.
 	SignIn *signin.Store
+	// Login, if set, signs in to a server, showing the user the
+	// authorization URL with open; a call that needs sign-in uses it when
+	// its client can open URLs (URL-mode elicitation).
+	Login func(ctx context.Context, server string, open func(ctx context.Context, url string) error) error
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
 	Logger                    *slog.Logger

@@ -44,6 +44,9 @@ type server struct {
 	dropped  string // why the server may not be used at all
 	stopped  bool
 	about    string // what the server said of itself at its last start
+	signIns  int    // sign-ins completed through a client
+
+	signInMu sync.Mutex // one sign-in through a client at a time
 }
 
 // connection is one live session with its process (stdio servers).
@@ -427,6 +430,9 @@ func (s *server) toolList(ctx context.Context, live bool) ([]*mcp.Tool, error) {
 		s.mu.Unlock()
 	}
 	c, err := s.session(ctx)
+	if needsSignIn(err) && s.signInThroughClient(ctx) {
+		c, err = s.session(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -477,6 +483,14 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 		return nil, &Error{Server: s.cfg.Name, Tool: tool, Kind: "unknown_tool",
 			Err: fmt.Errorf("tool %s of server %s is excluded by the configuration", tool, s.cfg.Name)}
 	}
+	res, err := s.callOnce(ctx, tool, args)
+	if needsSignIn(err) && s.signInThroughClient(ctx) {
+		res, err = s.callOnce(ctx, tool, args)
+	}
+	return res, err
+}
+
+func (s *server) callOnce(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
 	c, err := s.session(ctx)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/codemode/codemode/internal/serverconfig"
@@ -22,9 +23,15 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// ErrNotRequired is returned by Login when the server let codemode in
-// without signing in.
-var ErrNotRequired = errors.New("the server does not require sign-in")
+// Errors callers branch on.
+var (
+	// ErrNotRequired is returned by Login when the server let codemode in
+	// without signing in.
+	ErrNotRequired = errors.New("the server does not require sign-in")
+	// ErrDeclined, from LoginOptions.Open, ends the sign-in at once: the
+	// user will not open the URL.
+	ErrDeclined = errors.New("the user declined to sign in")
+)
 
 // LoginOptions configure one sign-in.
 type LoginOptions struct {
@@ -72,6 +79,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, err
 	}
 	var rec *Record
+	var asked atomic.Bool
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			ClientName: opts.ClientName, RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none",
@@ -81,6 +89,11 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		RequestRefreshToken: true,
 		Client:              client,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			// The user is asked once: a request the failed connection
+			// still sends (closing it) must not ask again.
+			if !asked.CompareAndSwap(false, true) {
+				return nil, errors.New("sign-in already attempted")
+			}
 			return fetchCode(ctx, opts, args.URL, results)
 		},
 		ScopeFilter: func(discovered []string) []string {
@@ -166,7 +179,11 @@ func fetchCode(ctx context.Context, opts LoginOptions, authURL string, results <
 		fmt.Fprintf(opts.Out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", opts.Server, authURL)
 	}
 	if opts.Open != nil {
-		if err := opts.Open(ctx, authURL); err != nil && opts.Out != nil {
+		err := opts.Open(ctx, authURL)
+		if errors.Is(err, ErrDeclined) {
+			return nil, err
+		}
+		if err != nil && opts.Out != nil {
 			fmt.Fprintf(opts.Out, "(no browser opened: %v)\n", err)
 		}
 	}
