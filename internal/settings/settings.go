@@ -238,7 +238,7 @@ func declare(backends []Choice) []setting {
 		{name: "log-level", env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
 			doc: "debug, info, warn or error", apply: func(s *Settings, v any) { s.LogLevel = v.(slog.Level) }},
 		{name: "state-dir", env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
-			doc: "where codemode keeps saved tools and memory (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
+			doc: "where codemode keeps saved tools, memory and sign-in tokens (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
 		{name: "allow-weaker-sandbox", env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
 			doc: "start even when the backend cannot enforce every default protection", apply: func(s *Settings, v any) { s.AllowWeaker = v.(bool) }},
 		{name: "server-start-timeout", env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
