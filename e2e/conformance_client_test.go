@@ -76,7 +76,9 @@ func conformanceClient(bin, url, scenario string) error {
 		return err
 	}
 	env := append(os.Environ(), "CODEMODE_CONFIG="+filepath.Join(dir, "mcp.json"), "CODEMODE_STATE_DIR="+filepath.Join(dir, "state"),
-		"HOME="+dir, "BROWSER=curl -sfL -o /dev/null")
+		"HOME="+dir, "BROWSER=curl -sfL -o /dev/null",
+		// The document the suite's basic-cimd scenario expects as client id.
+		"CODEMODE_OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metadata.json")
 	login := func() {
 		cmd := exec.Command(bin, "auth", "login", "test")
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stdout, os.Stderr

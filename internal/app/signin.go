@@ -32,18 +32,18 @@ func RemoteServers(res *serverconfig.Result) []serverconfig.Server {
 
 // SignIn runs `codemode auth login` for the named server of res: it opens
 // the authorization URL with open (printing it to out too) and saves the
-// token in store.
-func SignIn(ctx context.Context, res *serverconfig.Result, name string, store *signin.Store, open func(context.Context, string) error, out io.Writer) (*signin.Record, error) {
+// token in the settings' store.
+func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, name string, open func(context.Context, string) error, out io.Writer) (*signin.Record, error) {
 	i := slices.IndexFunc(res.Servers, func(s serverconfig.Server) bool { return s.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("sign in: no configured server is named %q (see codemode servers)", name)
 	}
-	s := res.Servers[i]
-	if s.Transport != serverconfig.TransportHTTP {
-		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for streamable HTTP servers", name, s.Transport)
+	srv := res.Servers[i]
+	if srv.Transport != serverconfig.TransportHTTP {
+		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for streamable HTTP servers", name, srv.Transport)
 	}
-	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: s.URL, OAuth: s.OAuth, Store: store,
-		Open: open, Out: out, ClientName: "codemode", Version: Version})
+	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, OAuth: srv.OAuth, Store: SignInStore(s),
+		ClientMetadataURL: s.ClientMetadataURL, Open: open, Out: out, ClientName: "codemode", Version: Version})
 }
 
 // clientLogin lets a call that needs sign-in have the user sign in through
@@ -54,9 +54,8 @@ func clientLogin(s settings.Settings, res *serverconfig.Result) func(context.Con
 	if s.HTTP != "" {
 		return nil
 	}
-	store := SignInStore(s)
 	return func(ctx context.Context, server string, open func(context.Context, string) error) error {
-		_, err := SignIn(ctx, res, server, store, open, nil)
+		_, err := SignIn(ctx, s, res, server, open, nil)
 		return err
 	}
 }

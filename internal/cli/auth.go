@@ -76,7 +76,7 @@ func authCmd(ctx context.Context, args []string, sio IO) (int, error) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
-		_, err = app.SignIn(ctx, res, names[0], store, open, sio.Stderr)
+		_, err = app.SignIn(ctx, s, res, names[0], open, sio.Stderr)
 		if errors.Is(err, signin.ErrNotRequired) {
 			fmt.Fprintf(sio.Stdout, "%s does not require sign-in\n", names[0])
 			return 0, nil

@@ -79,6 +79,7 @@ type Settings struct {
 	TokensFile         string        // bearer tokens, "name token" per line
 	Tokens             string        // bearer tokens, "name:token,name:token"
 	OAuthIssuer        string        // accept JWT access tokens of this authorization server
+	ClientMetadataURL  string        // codemode's OAuth Client ID Metadata Document, for signing in to servers
 	OAuthAudience      string        // the "aud" they must carry (default: PublicURL)
 	OAuthScopes        string        // scopes they must grant, comma-separated
 	PublicURL          string        // the MCP endpoint's URL as clients reach it
@@ -215,6 +216,8 @@ func declare(backends []Choice) []setting {
 			doc: "bearer tokens for HTTP clients, one \"name token\" per line", apply: func(s *Settings, v any) { s.TokensFile = v.(string) }},
 		{name: "tokens", env: []string{"CODEMODE_TOKENS"}, kind: kString,
 			doc: "bearer tokens for HTTP clients as name:token,name:token", apply: func(s *Settings, v any) { s.Tokens = v.(string) }},
+		{name: "oauth-client-metadata-url", env: []string{"CODEMODE_OAUTH_CLIENT_METADATA_URL"}, kind: kString,
+			doc: "HTTPS URL of a Client ID Metadata Document naming codemode, used as its client id when signing in to an authorization server that supports them", apply: func(s *Settings, v any) { s.ClientMetadataURL = v.(string) }},
 		{name: "oauth-issuer", env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
 			doc: "also accept JWT access tokens issued by this OAuth authorization server (its RFC 8414 or OpenID metadata names the keys)", apply: func(s *Settings, v any) { s.OAuthIssuer = v.(string) }},
 		{name: "oauth-audience", env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,

@@ -38,7 +38,11 @@ type LoginOptions struct {
 	Server string
 	URL    string              // the server's streamable HTTP endpoint
 	OAuth  *serverconfig.OAuth // pre-registered client and scopes; nil to register dynamically
-	Store  *Store
+	// ClientMetadataURL is codemode's Client ID Metadata Document, its
+	// client id where the authorization server supports them (first
+	// choice, before the pre-registered client and registration).
+	ClientMetadataURL string
+	Store             *Store
 	// Open shows the authorization URL to the user (OpenBrowser); the URL
 	// is printed to Out in any case, for a browser on another machine.
 	Open func(ctx context.Context, url string) error
@@ -116,6 +120,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 				Scopes: c.Scopes, Token: tok, SignedIn: time.Now()}
 			return oauth2.StaticTokenSource(tok), nil
 		},
+	}
+	if opts.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: opts.ClientMetadataURL}
 	}
 	if o := opts.OAuth; o != nil && o.ClientID != "" {
 		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}

@@ -140,6 +140,24 @@ func TestPreregisteredClient(t *testing.T) {
 	}
 }
 
+// TestClientMetadataDocument: where the authorization server supports
+// them, codemode's Client ID Metadata Document URL is its client id, and
+// nothing is registered.
+func TestClientMetadataDocument(t *testing.T) {
+	as := signintest.NewAuthServer(t)
+	as.MetadataDocuments = true
+	url := signintest.ProtectedServer(t, as)
+	const doc = "https://codemode.example/client.json"
+	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, Store: NewStore(t.TempDir()), ClientMetadataURL: doc,
+		Open: signintest.Browser, ClientName: "codemode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.ClientID != doc || slices.Contains(as.Events(), "register") {
+		t.Fatalf("client %q, authorization server saw %q", rec.ClientID, as.Events())
+	}
+}
+
 func TestLoginNotRequired(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "open"}, nil)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))

@@ -36,6 +36,9 @@ type AuthServer struct {
 	AuthMethods []string
 	// ExpiresIn is the lifetime of new tokens in seconds; 0 for no expiry.
 	ExpiresIn int
+	// MetadataDocuments advertises Client ID Metadata Documents: an HTTPS
+	// URL is then a client id (the document is not fetched).
+	MetadataDocuments bool
 
 	mu        sync.Mutex
 	redirects map[string][]string // client id -> registered redirect URIs
@@ -88,7 +91,7 @@ func (a *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"issuer": a.srv.URL, "authorization_endpoint": a.srv.URL + "/authorize", "token_endpoint": a.srv.URL + "/token",
 		"registration_endpoint": a.srv.URL + "/register", "response_types_supported": []string{"code"},
 		"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": a.AuthMethods,
-		"scopes_supported": []string{"read", "write", "offline_access"},
+		"scopes_supported": []string{"read", "write", "offline_access"}, "client_id_metadata_document_supported": a.MetadataDocuments,
 	})
 }
 
@@ -110,7 +113,7 @@ func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	client, redirect := q.Get("client_id"), q.Get("redirect_uri")
 	a.mu.Lock()
 	_, pre := a.Clients[client]
-	ok := pre || slices.Contains(a.redirects[client], redirect)
+	ok := pre || slices.Contains(a.redirects[client], redirect) || (a.MetadataDocuments && strings.HasPrefix(client, "https://"))
 	a.mu.Unlock()
 	switch {
 	case !ok:
