@@ -46,19 +46,21 @@ func TestRelayFromDownstream(t *testing.T) {
 
 	t.Run("progress", func(t *testing.T) {
 		var mu sync.Mutex
-		var msgs []string
+		var got []*mcp.ProgressNotificationParams
 		client := mcp.NewClient(&mcp.Implementation{Name: "progress-e2e", Version: "1"}, &mcp.ClientOptions{
 			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 				mu.Lock()
-				msgs = append(msgs, req.Params.Message)
+				got = append(got, req.Params)
 				mu.Unlock()
 			},
 		})
 		s := startWithClient(t, client, nil, config)
 		ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 		defer cancel()
+		// The elapsed-time ticker reports first (the operation starts after
+		// a second), then the server's three steps.
 		params := &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{
-			"code": "await mcp_everything.trigger_long_running_operation(duration=1, steps=3)\nprint('done')"}}
+			"code": "import asyncio\nawait asyncio.sleep(1.5)\nawait mcp_everything.trigger_long_running_operation(duration=1, steps=3)\nprint('done')"}}
 		params.SetProgressToken("e2e")
 		res, err := s.cs.CallTool(ctx, params)
 		if err != nil || !strings.Contains(text(res), "done") {
@@ -66,14 +68,19 @@ func TestRelayFromDownstream(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		relayed := 0
-		for _, m := range msgs {
-			if strings.HasPrefix(m, "everything.trigger-long-running-operation") {
-				relayed++
+		var relayed []string
+		last := 0.0
+		for _, p := range got {
+			if p.Progress <= last {
+				t.Errorf("progress went from %g to %g", last, p.Progress)
+			}
+			last = p.Progress
+			if m, ok := strings.CutPrefix(p.Message, "everything.trigger-long-running-operation: "); ok {
+				relayed = append(relayed, strings.Fields(m)[0])
 			}
 		}
-		if relayed == 0 {
-			t.Fatalf("no relayed progress among %q", msgs)
+		if strings.Join(relayed, " ") != "1/3 2/3 3/3" {
+			t.Fatalf("relayed steps %q among %d notifications", relayed, len(got))
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/codemode/codemode/internal/peer"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,9 +27,15 @@ type relay struct {
 
 // flight is one nested call in flight.
 type flight struct {
-	who  *peer.Peer
-	tool string
+	who   *peer.Peer
+	tool  string
+	ended bool // the call has returned; its last progress may still come
 }
+
+// progressGrace is how long a call's progress token stays known after the
+// call returns: the SDK hands notifications to their handler concurrently,
+// so the last one may arrive after the result.
+const progressGrace = time.Second
 
 // begin registers a call made for who and returns its progress token and
 // the function that ends it.
@@ -40,11 +47,17 @@ func (r *relay) begin(who *peer.Peer, tool string) (token string, end func()) {
 	}
 	r.next++
 	token = "codemode-" + strconv.FormatUint(r.next, 10)
-	r.calls[token] = &flight{who: who, tool: tool}
+	f := &flight{who: who, tool: tool}
+	r.calls[token] = f
 	return token, func() {
 		r.mu.Lock()
-		delete(r.calls, token)
+		f.ended = true
 		r.mu.Unlock()
+		time.AfterFunc(progressGrace, func() {
+			r.mu.Lock()
+			delete(r.calls, token)
+			r.mu.Unlock()
+		})
 	}
 }
 
@@ -61,7 +74,7 @@ func (r *relay) asker(ctx context.Context) (*peer.Peer, error) {
 	var found *peer.Peer
 	for _, f := range r.calls {
 		switch {
-		case f.who == nil:
+		case f.who == nil || f.ended:
 		case found == nil:
 			found = f.who
 		case found != f.who:
@@ -120,9 +133,12 @@ func (r *relay) progress(_ context.Context, req *mcp.ProgressNotificationClientR
 	if f == nil || f.who == nil || f.who.Progress == nil {
 		return
 	}
-	msg := r.server + "." + f.tool
+	msg := fmt.Sprintf("%s.%s: %g", r.server, f.tool, req.Params.Progress)
+	if req.Params.Total > 0 {
+		msg += fmt.Sprintf("/%g", req.Params.Total)
+	}
 	if req.Params.Message != "" {
-		msg += ": " + req.Params.Message
+		msg += " " + req.Params.Message
 	}
 	f.who.Progress(req.Params.Progress, req.Params.Total, msg)
 }

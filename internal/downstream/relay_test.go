@@ -112,7 +112,7 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 			case tc.wantAsk != "" && (len(asked) != 1 || asked[0].Message != tc.wantAsk):
 				t.Fatalf("asked = %v, want %q", asked, tc.wantAsk)
 			}
-			if tc.progress && strings.Join(prog.msgs, "|") != "asker.ask: step|asker.ask: step" {
+			if tc.progress && strings.Join(prog.msgs, "|") != "asker.ask: 1/2 step|asker.ask: 2/2 step" {
 				t.Fatalf("progress = %q", prog.msgs)
 			}
 		})
