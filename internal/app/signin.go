@@ -31,9 +31,10 @@ func RemoteServers(res *serverconfig.Result) []serverconfig.Server {
 }
 
 // SignIn runs `codemode auth login` for the named server of res: it opens
-// the authorization URL with open (printing it to out too) and saves the
-// token in the settings' store.
-func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, name string, open func(context.Context, string) error, out io.Writer) (*signin.Record, error) {
+// the authorization URL with open (printing it to out too; paste, if set,
+// may bring the address the browser ended on) and saves the token in the
+// settings' store.
+func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, name string, open func(context.Context, string) error, paste io.Reader, out io.Writer) (*signin.Record, error) {
 	i := slices.IndexFunc(res.Servers, func(s serverconfig.Server) bool { return s.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("sign in: no configured server is named %q (see codemode servers)", name)
@@ -43,7 +44,7 @@ func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, 
 		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for streamable HTTP servers", name, srv.Transport)
 	}
 	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, OAuth: srv.OAuth, Store: SignInStore(s),
-		ClientMetadataURL: s.ClientMetadataURL, Open: open, Out: out, ClientName: "codemode", Version: Version})
+		ClientMetadataURL: s.ClientMetadataURL, Open: open, Paste: paste, Out: out, ClientName: "codemode", Version: Version})
 }
 
 // clientLogin lets a call that needs sign-in have the user sign in through
@@ -55,7 +56,7 @@ func clientLogin(s settings.Settings, res *serverconfig.Result) func(context.Con
 		return nil
 	}
 	return func(ctx context.Context, server string, open func(context.Context, string) error) error {
-		_, err := SignIn(ctx, s, res, server, open, nil)
+		_, err := SignIn(ctx, s, res, server, open, nil, nil)
 		return err
 	}
 }

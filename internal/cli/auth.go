@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/codemode/codemode/internal/app"
@@ -22,7 +23,7 @@ func authCmd(ctx context.Context, args []string, sio IO) (int, error) {
 	fs.SetOutput(sio.Stderr)
 	var files configFiles
 	fs.Var(&files, "config", "an mcpServers config file (JSON or TOML); repeatable")
-	noBrowser := fs.Bool("no-browser", false, "login: only print the URL to open (for a browser on another machine)")
+	noBrowser := fs.Bool("no-browser", false, "login: only print the URL to open, and read the address the browser ends on from stdin (for a browser on another machine)")
 	wait := fs.Duration("timeout", 5*time.Minute, "login: how long to wait for the browser to come back")
 	asJSON := fs.Bool("json", false, "status: print JSON")
 	// Flags may come after the server's name.
@@ -71,12 +72,13 @@ func authCmd(ctx context.Context, args []string, sio IO) (int, error) {
 			return 1, err
 		}
 		open := signin.OpenBrowser
+		var paste io.Reader
 		if *noBrowser {
-			open = nil
+			open, paste = nil, sio.Stdin
 		}
 		ctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
-		_, err = app.SignIn(ctx, s, res, names[0], open, sio.Stderr)
+		_, err = app.SignIn(ctx, s, res, names[0], open, paste, sio.Stderr)
 		if errors.Is(err, signin.ErrNotRequired) {
 			fmt.Fprintf(sio.Stdout, "%s does not require sign-in\n", names[0])
 			return 0, nil

@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,9 @@ type LoginOptions struct {
 	// is printed to Out in any case, for a browser on another machine.
 	Open func(ctx context.Context, url string) error
 	Out  io.Writer
+	// Paste, if set, is read for the address the browser ended on, for a
+	// browser on another machine whose redirect cannot reach this one.
+	Paste io.Reader
 	// HTTPClient makes the discovery, registration and token requests and
 	// the MCP requests (nil for the default).
 	HTTPClient *http.Client
@@ -71,6 +75,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	srv := &http.Server{Handler: callbackHandler(results), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
+	if opts.Paste != nil {
+		go readPasted(opts.Paste, results)
+	}
 
 	base := opts.HTTPClient
 	if base == nil {
@@ -181,9 +188,35 @@ func callbackHandler(results chan<- callback) http.Handler {
 	})
 }
 
+// readPasted reads lines until one is a redirect address with a result.
+func readPasted(r io.Reader, results chan<- callback) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		u, err := url.Parse(strings.TrimSpace(sc.Text()))
+		if err != nil {
+			continue
+		}
+		q := u.Query()
+		res := callback{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
+		if e := q.Get("error"); e != "" {
+			res.err = fmt.Errorf("the authorization server refused: %s %s", e, q.Get("error_description"))
+		} else if res.code == "" {
+			continue
+		}
+		select {
+		case results <- res:
+		default:
+		}
+		return
+	}
+}
+
 func fetchCode(ctx context.Context, opts LoginOptions, authURL string, results <-chan callback) (*auth.AuthorizationResult, error) {
 	if opts.Out != nil {
 		fmt.Fprintf(opts.Out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", opts.Server, authURL)
+		if opts.Paste != nil {
+			fmt.Fprintln(opts.Out, "If that browser is on another machine, paste here the address it ends on (http://127.0.0.1:.../callback?code=...):")
+		}
 	}
 	if opts.Open != nil {
 		err := opts.Open(ctx, authURL)

@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -181,5 +182,32 @@ func TestStoreNames(t *testing.T) {
 		if err != nil || r.ClientID != name {
 			t.Fatalf("load %q: %+v %v", name, r, err)
 		}
+	}
+}
+
+// TestPastedRedirect: with the browser on another machine, the address it
+// ended on, pasted, completes the sign-in.
+func TestPastedRedirect(t *testing.T) {
+	as := signintest.NewAuthServer(t)
+	url := signintest.ProtectedServer(t, as)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	remote := func(_ context.Context, u string) error {
+		// A browser elsewhere: it gets the redirect but cannot follow it.
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		go func() {
+			resp, err := c.Get(u)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			io.WriteString(pw, "not an address\n"+resp.Header.Get("Location")+"\n")
+		}()
+		return nil
+	}
+	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, Store: NewStore(t.TempDir()), Open: remote, Paste: pr, ClientName: "codemode"})
+	if err != nil || rec.Token.AccessToken == "" {
+		t.Fatalf("login: %v", err)
 	}
 }
