@@ -97,10 +97,11 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	}
 	limits := sandboxLimits(s)
 	catalog := tooldocs.NewCatalog(nil)
+	tokens := SignInStore(s, in.Environ)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
-		SignIn: SignInStore(s), Login: clientLogin(s, servers), Logger: log.With("component", "downstream"),
+		SignIn: tokens, Login: clientLogin(s, tokens, servers), Logger: log.With("component", "downstream"),
 	})
 	guard, err := newGuard(ctx, s, log)
 	if err != nil {

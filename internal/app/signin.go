@@ -13,9 +13,10 @@ import (
 )
 
 // SignInStore is where the OAuth tokens of remote servers are kept: one
-// file per server, mode 0600, under the state directory.
-func SignInStore(s settings.Settings) *signin.Store {
-	return signin.NewStore(filepath.Join(s.StateDir, "oauth"))
+// file per server, mode 0600, under the state directory, with the tokens
+// in the OS keyring where there is one. environ is the process environment.
+func SignInStore(s settings.Settings, environ []string) *signin.Store {
+	return signin.NewStore(filepath.Join(s.StateDir, "oauth"), signin.OSKeyring(environ))
 }
 
 // RemoteServers are the configured servers codemode reaches over HTTP,
@@ -32,9 +33,8 @@ func RemoteServers(res *serverconfig.Result) []serverconfig.Server {
 
 // SignIn runs `codemode auth login` for the named server of res: it opens
 // the authorization URL with open (printing it to out too; paste, if set,
-// may bring the address the browser ended on) and saves the token in the
-// settings' store.
-func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, name string, open func(context.Context, string) error, paste io.Reader, out io.Writer) (*signin.Record, error) {
+// may bring the address the browser ended on) and saves the token in store.
+func SignIn(ctx context.Context, s settings.Settings, store *signin.Store, res *serverconfig.Result, name string, open func(context.Context, string) error, paste io.Reader, out io.Writer) (*signin.Record, error) {
 	i := slices.IndexFunc(res.Servers, func(s serverconfig.Server) bool { return s.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("sign in: no configured server is named %q (see codemode servers)", name)
@@ -43,7 +43,7 @@ func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, 
 	if srv.Transport != serverconfig.TransportHTTP {
 		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for streamable HTTP servers", name, srv.Transport)
 	}
-	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, OAuth: srv.OAuth, Store: SignInStore(s),
+	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, OAuth: srv.OAuth, Store: store,
 		ClientMetadataURL: s.ClientMetadataURL, Open: open, Paste: paste, Out: out, ClientName: "codemode", Version: Version})
 }
 
@@ -51,12 +51,12 @@ func SignIn(ctx context.Context, s settings.Settings, res *serverconfig.Result, 
 // the MCP client (URL-mode elicitation). Only over stdio: the browser must
 // come back to a loopback listener on this machine, which a client of
 // codemode served over HTTP may not be on.
-func clientLogin(s settings.Settings, res *serverconfig.Result) func(context.Context, string, func(context.Context, string) error) error {
+func clientLogin(s settings.Settings, store *signin.Store, res *serverconfig.Result) func(context.Context, string, func(context.Context, string) error) error {
 	if s.HTTP != "" {
 		return nil
 	}
 	return func(ctx context.Context, server string, open func(context.Context, string) error) error {
-		_, err := SignIn(ctx, s, res, server, open, nil, nil)
+		_, err := SignIn(ctx, s, store, res, server, open, nil, nil)
 		return err
 	}
 }

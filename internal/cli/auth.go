@@ -41,7 +41,7 @@ func authCmd(ctx context.Context, args []string, sio IO) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	store := app.SignInStore(s)
+	store := app.SignInStore(s, sio.Environ)
 	switch cmd := args[0]; {
 	case cmd == "status" && len(names) == 0:
 		res, err := app.LoadServers(ctx, sio.inputs(files))
@@ -78,7 +78,7 @@ func authCmd(ctx context.Context, args []string, sio IO) (int, error) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
-		_, err = app.SignIn(ctx, s, res, names[0], open, paste, sio.Stderr)
+		_, err = app.SignIn(ctx, s, store, res, names[0], open, paste, sio.Stderr)
 		if errors.Is(err, signin.ErrNotRequired) {
 			fmt.Fprintf(sio.Stdout, "%s does not require sign-in\n", names[0])
 			return 0, nil

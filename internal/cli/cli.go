@@ -315,7 +315,7 @@ func listServers(ctx context.Context, args []string, sio IO) error {
 		if err != nil {
 			return err
 		}
-		states := app.ProbeServers(ctx, res, sio.Environ, *timeout, app.SignInStore(s))
+		states := app.ProbeServers(ctx, res, sio.Environ, *timeout, app.SignInStore(s, sio.Environ))
 		state = func(name string) string { return states[name] }
 	}
 	if *asJSON {

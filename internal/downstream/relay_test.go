@@ -137,7 +137,7 @@ func TestSignInRequired(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	store := signin.NewStore(t.TempDir())
+	store := signin.NewStore(t.TempDir(), nil)
 	p := newPool(t, Options{SignIn: store, Servers: []serverconfig.Server{{Name: "remote", Transport: serverconfig.TransportHTTP, URL: ts.URL}}})
 
 	_, err := p.CallTool(t.Context(), "remote", "whoami", nil)

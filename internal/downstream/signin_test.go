@@ -35,7 +35,7 @@ func TestSignInThroughClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			as := signintest.NewAuthServer(t)
 			url := signintest.ProtectedServer(t, as)
-			store := signin.NewStore(t.TempDir())
+			store := signin.NewStore(t.TempDir(), nil)
 			login := func(ctx context.Context, server string, open func(context.Context, string) error) error {
 				_, err := signin.Login(ctx, signin.LoginOptions{Server: server, URL: url, Store: store, Open: open, ClientName: "codemode"})
 				return err

@@ -57,7 +57,7 @@ func wantRequired(t *testing.T, err error, reason string) {
 func TestSignInFlow(t *testing.T) {
 	as := signintest.NewAuthServer(t)
 	url := signintest.ProtectedServer(t, as)
-	store := NewStore(filepath.Join(t.TempDir(), "oauth"))
+	store := NewStore(filepath.Join(t.TempDir(), "oauth"), nil)
 	h := NewHandler("remote", store, nil)
 
 	_, err := callWith(t, url, h, "whoami")
@@ -128,7 +128,7 @@ func TestPreregisteredClient(t *testing.T) {
 	as.Clients["cm"] = "s3cret"
 	as.AuthMethods = []string{"client_secret_basic"}
 	url := signintest.ProtectedServer(t, as)
-	store := NewStore(t.TempDir())
+	store := NewStore(t.TempDir(), nil)
 	rec := login(t, store, url, &serverconfig.OAuth{ClientID: "cm", ClientSecret: "s3cret", Scopes: []string{"read", "write"}})
 	if rec.ClientID != "cm" {
 		t.Fatalf("client %q", rec.ClientID)
@@ -149,7 +149,7 @@ func TestClientMetadataDocument(t *testing.T) {
 	as.MetadataDocuments = true
 	url := signintest.ProtectedServer(t, as)
 	const doc = "https://codemode.example/client.json"
-	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, Store: NewStore(t.TempDir()), ClientMetadataURL: doc,
+	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, Store: NewStore(t.TempDir(), nil), ClientMetadataURL: doc,
 		Open: signintest.Browser, ClientName: "codemode"})
 	if err != nil {
 		t.Fatal(err)
@@ -163,14 +163,14 @@ func TestLoginNotRequired(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "open"}, nil)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
-	_, err := Login(t.Context(), LoginOptions{Server: "open", URL: ts.URL, Store: NewStore(t.TempDir()), Open: signintest.Browser, ClientName: "codemode"})
+	_, err := Login(t.Context(), LoginOptions{Server: "open", URL: ts.URL, Store: NewStore(t.TempDir(), nil), Open: signintest.Browser, ClientName: "codemode"})
 	if !errors.Is(err, ErrNotRequired) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestStoreNames(t *testing.T) {
-	s := NewStore(t.TempDir())
+	s := NewStore(t.TempDir(), nil)
 	for _, name := range []string{"../x", "a/b", "..", "ok-name_1.2"} {
 		if err := s.Save(name, &Record{ClientID: name}); err != nil {
 			t.Fatal(err)
@@ -206,7 +206,7 @@ func TestPastedRedirect(t *testing.T) {
 		}()
 		return nil
 	}
-	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, Store: NewStore(t.TempDir()), Open: remote, Paste: pr, ClientName: "codemode"})
+	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, Store: NewStore(t.TempDir(), nil), Open: remote, Paste: pr, ClientName: "codemode"})
 	if err != nil || rec.Token.AccessToken == "" {
 		t.Fatalf("login: %v", err)
 	}

@@ -5,7 +5,8 @@
 // command-line client needs around them: a loopback redirect and a browser
 // for "codemode auth login", tokens kept per server in files of mode 0600
 // under the state directory, refresh before expiry (with the RFC 8707
-// resource parameter), and, while serving, an OAuth handler that uses the
+// resource parameter) with the tokens in the OS keyring where there is one,
+// and, while serving, an OAuth handler that uses the
 // stored tokens and turns a server's 401 or insufficient_scope 403 into a
 // RequiredError naming the command that signs in.
 package signin
@@ -41,6 +42,15 @@ type Record struct {
 	// the sign-in; the next sign-in requests them too.
 	NeedScopes []string  `json:"need_scopes,omitempty"`
 	SignedIn   time.Time `json:"signed_in"`
+	// InKeyring says the token and client secret are in the OS keyring;
+	// the file keeps the token's type and expiry only.
+	InKeyring bool `json:"in_keyring,omitempty"`
+}
+
+// secretPart is what the keyring keeps of a record.
+type secretPart struct {
+	Token        *oauth2.Token `json:"token"`
+	ClientSecret string        `json:"client_secret,omitempty"`
 }
 
 func (r *Record) config() *oauth2.Config {
@@ -49,13 +59,15 @@ func (r *Record) config() *oauth2.Config {
 }
 
 // Store keeps one record per server in a directory of its own (mode 0700,
-// files 0600).
+// files 0600), with the secrets in the OS keyring when there is one.
 type Store struct {
-	dir string
+	dir     string
+	secrets Secrets
 }
 
-// NewStore returns the store in dir (created on first save).
-func NewStore(dir string) *Store { return &Store{dir: dir} }
+// NewStore returns the store in dir (created on first save); secrets (nil
+// for none) keeps the tokens where it accepts them.
+func NewStore(dir string, secrets Secrets) *Store { return &Store{dir: dir, secrets: secrets} }
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
@@ -85,6 +97,20 @@ func (s *Store) Load(server string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("signin: load %s: %w", server, err)
 	}
+	if r.InKeyring {
+		if s.secrets == nil {
+			return nil, fmt.Errorf("signin: load %s: the tokens are in an OS keyring that is not available now", server)
+		}
+		blob, err := s.secrets.Get(server)
+		if err != nil {
+			return nil, fmt.Errorf("signin: load %s from the keyring: %w", server, err)
+		}
+		var sp secretPart
+		if err := json.Unmarshal([]byte(blob), &sp); err != nil {
+			return nil, fmt.Errorf("signin: load %s from the keyring: %w", server, err)
+		}
+		r.Token, r.ClientSecret, r.InKeyring = sp.Token, sp.ClientSecret, false
+	}
 	return &r, nil
 }
 
@@ -101,6 +127,20 @@ func (s *Store) modTime(server string) time.Time {
 func (s *Store) Save(server string, r *Record) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("signin: save %s: %w", server, err)
+	}
+	if s.secrets != nil && r.Token != nil {
+		blob, err := json.Marshal(secretPart{Token: r.Token, ClientSecret: r.ClientSecret})
+		if err != nil {
+			return fmt.Errorf("signin: save %s: %w", server, err)
+		}
+		// Where the keyring refuses (locked, entry too big), the file
+		// keeps everything, readable by the user only.
+		if s.secrets.Set(server, string(blob)) == nil {
+			kept := *r
+			kept.Token = &oauth2.Token{TokenType: r.Token.TokenType, Expiry: r.Token.Expiry}
+			kept.ClientSecret, kept.InKeyring = "", true
+			r = &kept
+		}
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -130,6 +170,12 @@ func (s *Store) Save(server string, r *Record) error {
 
 // Delete removes the server's record; it reports whether there was one.
 func (s *Store) Delete(server string) (bool, error) {
+	var r Record
+	if data, err := os.ReadFile(s.path(server)); err == nil && json.Unmarshal(data, &r) == nil && r.InKeyring && s.secrets != nil {
+		if err := s.secrets.Delete(server); err != nil {
+			return false, fmt.Errorf("signin: delete %s from the keyring: %w", server, err)
+		}
+	}
 	err := os.Remove(s.path(server))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
