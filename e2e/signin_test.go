@@ -50,6 +50,11 @@ func TestSignIn(t *testing.T) {
 	if out := strings.Join(s.stdoutOf(t, code), "\n"); out != "whoami ok" {
 		t.Fatalf("after sign-in: %s", out)
 	}
+	probe = exec.Command(codemodeBin, "servers", "--probe")
+	probe.Env = append(baseEnv(t), env...)
+	if got, _ := probe.CombinedOutput(); !strings.Contains(string(got), "running (2 tools); signed in, token expires") {
+		t.Fatalf("servers --probe after sign-in: %s", got)
+	}
 	if got := auth("status"); !strings.HasPrefix(got, "remote: signed in") {
 		t.Fatalf("status: %s", got)
 	}

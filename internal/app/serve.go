@@ -82,6 +82,14 @@ func ProbeServers(ctx context.Context, res *serverconfig.Result, environ []strin
 	for _, s := range res.Servers {
 		states[s.Name] = pool.State(s.Name)
 	}
+	if store == nil {
+		return states
+	}
+	for _, s := range RemoteServers(res) {
+		if st, err := store.Describe([]string{s.Name}); err == nil && st[0].SignedIn {
+			states[s.Name] += "; " + strings.TrimPrefix(st[0].String(), s.Name+": ")
+		}
+	}
 	return states
 }
 
