@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codemode/codemode/internal/signin/signintest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,10 +83,14 @@ func signInThroughClient(t *testing.T, protocol string) {
 	url := signintest.ProtectedServer(t, as)
 	env := []string{writeConfig(t, map[string]any{"remote": map[string]any{"url": url}}), "CODEMODE_STATE_DIR=" + t.TempDir()}
 	var asked []string
+	completed := make(chan string, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "url-e2e", Version: "1"}, &mcp.ClientOptions{
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			completed <- req.Params.ElicitationID
+		},
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked = append(asked, req.Params.Message)
+			asked = append(asked, req.Params.ElicitationID+" "+req.Params.Message)
 			signintest.Browser(ctx, req.Params.URL) // the user opens the link and approves
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
@@ -96,5 +101,13 @@ func signInThroughClient(t *testing.T, protocol string) {
 	}
 	if len(asked) != 1 || !strings.Contains(asked[0], "sign in to remote") {
 		t.Fatalf("asked: %q", asked)
+	}
+	select {
+	case id := <-completed:
+		if !strings.HasPrefix(asked[0], id+" ") {
+			t.Fatalf("completed %q, asked %q", id, asked[0])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client was not told the sign-in completed")
 	}
 }

@@ -22,7 +22,8 @@ type relay struct {
 
 	mu    sync.Mutex
 	next  uint64
-	calls map[string]*flight // progress token -> call in flight
+	calls map[string]*flight    // progress token -> call in flight
+	urls  map[string]*peer.Peer // URL-mode elicitation id -> the client asked
 }
 
 // flight is one nested call in flight.
@@ -110,7 +111,29 @@ func (r *relay) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	if err != nil {
 		return nil, fmt.Errorf("relaying elicitation of server %s: %w", r.server, err)
 	}
+	if url && res.Action == "accept" && params.ElicitationID != "" && who.ElicitComplete != nil {
+		// The server will say when the interaction behind the URL is done.
+		r.mu.Lock()
+		if r.urls == nil {
+			r.urls = map[string]*peer.Peer{}
+		}
+		r.urls[params.ElicitationID] = who
+		r.mu.Unlock()
+	}
 	return res, nil
+}
+
+// complete passes a server's notifications/elicitation/complete to the
+// client that was asked.
+func (r *relay) complete(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+	id := req.Params.ElicitationID
+	r.mu.Lock()
+	who := r.urls[id]
+	delete(r.urls, id)
+	r.mu.Unlock()
+	if who != nil {
+		who.ElicitComplete(ctx, id)
+	}
 }
 
 func declined(reason string) error {

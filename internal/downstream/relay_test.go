@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/serverconfig"
@@ -41,6 +42,9 @@ func askingServer(t *testing.T) string {
 		if err != nil {
 			return nil, nil, err
 		}
+		if a.URL {
+			req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "e1"})
+		}
 		name, _ := res.Content["name"].(string)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + name}}}, nil, nil
 	})
@@ -48,6 +52,11 @@ func askingServer(t *testing.T) string {
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
+
+// completions records relayed completions of URL interactions.
+type completions struct{ ch chan string }
+
+func (c *completions) add(_ context.Context, id string) { c.ch <- id }
 
 // progressLog records relayed progress.
 type progressLog struct {
@@ -65,6 +74,7 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 	url := askingServer(t)
 	p := newPool(t, Options{Servers: []serverconfig.Server{{Name: "asker", Transport: serverconfig.TransportHTTP, URL: url}}})
 	var asked []*mcp.ElicitParams
+	completed := &completions{ch: make(chan string, 1)}
 	answer := func(_ context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		asked = append(asked, params)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
@@ -78,7 +88,7 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 		progress bool
 	}{
 		{name: "form relayed", who: &peer.Peer{ClientName: "claude", Elicit: answer}, want: "accept Ada", wantAsk: "[asker] Your name?"},
-		{name: "url relayed", who: &peer.Peer{ClientName: "claude", Elicit: answer, ElicitURL: true}, args: map[string]any{"url": true}, want: "accept ", wantAsk: "Sign in"},
+		{name: "url relayed", who: &peer.Peer{ClientName: "claude", Elicit: answer, ElicitURL: true, ElicitComplete: completed.add}, args: map[string]any{"url": true}, want: "accept ", wantAsk: "Sign in"},
 		{name: "url unsupported", who: &peer.Peer{ClientName: "claude", Elicit: answer}, args: map[string]any{"url": true}, want: "does not support URL elicitation"},
 		{name: "client cannot ask", who: &peer.Peer{ClientName: "plain"}, want: "codemode's client (plain) does not support elicitation"},
 		{name: "no client", want: "outside of any call from a client"},
@@ -111,6 +121,16 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 				t.Fatalf("user was asked %q", asked[0].Message)
 			case tc.wantAsk != "" && (len(asked) != 1 || asked[0].Message != tc.wantAsk):
 				t.Fatalf("asked = %v, want %q", asked, tc.wantAsk)
+			}
+			if tc.name == "url relayed" {
+				select {
+				case id := <-completed.ch:
+					if id != "e1" {
+						t.Fatalf("completed %q", id)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("the completion of the URL interaction was not relayed")
+				}
 			}
 			if tc.progress && strings.Join(prog.msgs, "|") != "asker.ask: 1/2 step|asker.ask: 2/2 step" {
 				t.Fatalf("progress = %q", prog.msgs)

@@ -212,6 +212,7 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
 		ElicitationHandler:          s.relay.elicit,
+		ElicitationCompleteHandler:  s.relay.complete,
 		ProgressNotificationHandler: s.relay.progress,
 		//lint:ignore SA1019 servers of older protocols still log this way
 		LoggingMessageHandler: s.relay.logMessage,

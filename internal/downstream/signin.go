@@ -38,8 +38,9 @@ func (s *server) signInThroughClient(ctx context.Context) bool {
 	if done {
 		return true // signed in by a call that asked first
 	}
+	id := rand.Text()
 	open := func(ctx context.Context, url string) error {
-		res, err := who.Elicit(ctx, &mcp.ElicitParams{Mode: "url", URL: url, ElicitationID: rand.Text(),
+		res, err := who.Elicit(ctx, &mcp.ElicitParams{Mode: "url", URL: url, ElicitationID: id,
 			Message: fmt.Sprintf("codemode needs you to sign in to %s: open the link and approve.", s.cfg.Name)})
 		switch {
 		case err != nil:
@@ -52,6 +53,9 @@ func (s *server) signInThroughClient(ctx context.Context) bool {
 	if err := s.pool.opts.Login(ctx, s.cfg.Name, open); err != nil {
 		s.log.InfoContext(ctx, "sign-in through the client did not complete", "error", err)
 		return false
+	}
+	if who.ElicitComplete != nil {
+		who.ElicitComplete(ctx, id)
 	}
 	s.mu.Lock()
 	s.signIns++
