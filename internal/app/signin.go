@@ -40,10 +40,10 @@ func SignIn(ctx context.Context, s settings.Settings, store *signin.Store, res *
 		return nil, fmt.Errorf("sign in: no configured server is named %q (see codemode servers)", name)
 	}
 	srv := res.Servers[i]
-	if srv.Transport != serverconfig.TransportHTTP {
-		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for streamable HTTP servers", name, srv.Transport)
+	if srv.Transport != serverconfig.TransportHTTP && srv.Transport != serverconfig.TransportSSE {
+		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for remote (HTTP or SSE) servers", name, srv.Transport)
 	}
-	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, OAuth: srv.OAuth, Store: store,
+	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, SSE: srv.Transport == serverconfig.TransportSSE, OAuth: srv.OAuth, Store: store,
 		ClientMetadataURL: s.ClientMetadataURL, Open: open, Paste: paste, Out: out, ClientName: "codemode", Version: Version})
 }
 

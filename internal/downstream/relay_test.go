@@ -143,11 +143,20 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 // auth_required naming the command; once a token is stored (by "codemode
 // auth login" in another process) the next call goes through.
 func TestSignInRequired(t *testing.T) {
+	for _, transport := range []serverconfig.Transport{serverconfig.TransportHTTP, serverconfig.TransportSSE} {
+		t.Run(string(transport), func(t *testing.T) { signInRequired(t, transport) })
+	}
+}
+
+func signInRequired(t *testing.T, transport serverconfig.Transport) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "signed in"}}}, nil
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	if transport == serverconfig.TransportSSE {
+		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer good" {
 			w.Header().Set("WWW-Authenticate", `Bearer scope="read"`)
@@ -158,7 +167,7 @@ func TestSignInRequired(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	store := signin.NewStore(t.TempDir(), nil)
-	p := newPool(t, Options{SignIn: store, Servers: []serverconfig.Server{{Name: "remote", Transport: serverconfig.TransportHTTP, URL: ts.URL}}})
+	p := newPool(t, Options{SignIn: store, Servers: []serverconfig.Server{{Name: "remote", Transport: transport, URL: ts.URL}}})
 
 	_, err := p.CallTool(t.Context(), "remote", "whoami", nil)
 	var e *Error

@@ -188,7 +188,15 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 		}
 		transport = t
 	case serverconfig.TransportSSE:
-		transport = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+		client := s.httpClient()
+		if s.pool.opts.SignIn != nil {
+			var base http.RoundTripper
+			if client != nil {
+				base = client.Transport
+			}
+			client = &http.Client{Transport: &signin.Transport{Base: base, Handler: signin.NewHandler(s.cfg.Name, s.pool.opts.SignIn, nil)}}
+		}
+		transport = outliving{&mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
 	default:
 		return nil, nil, fmt.Errorf("server %s: unsupported transport %q", s.cfg.Name, s.cfg.Transport)
 	}
@@ -274,6 +282,27 @@ func (s *server) httpClient() *http.Client {
 		return nil
 	}
 	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}
+}
+
+// outliving connects its transport with a context that ends with the
+// start only while connecting: the SSE transport's event stream lives as
+// long as the context its Connect was given, and the start's ends when the
+// start does.
+type outliving struct{ mcp.Transport }
+
+func (o outliving) Connect(ctx context.Context) (mcp.Connection, error) {
+	live, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := o.Transport.Connect(live)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			conn.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return conn, nil
 }
 
 type headerTransport struct {

@@ -37,7 +37,8 @@ var (
 // LoginOptions configure one sign-in.
 type LoginOptions struct {
 	Server string
-	URL    string              // the server's streamable HTTP endpoint
+	URL    string              // the server's endpoint
+	SSE    bool                // the server speaks the SSE transport, not streamable HTTP
 	OAuth  *serverconfig.OAuth // pre-registered client and scopes; nil to register dynamically
 	// ClientMetadataURL is codemode's Client ID Metadata Document, its
 	// client id where the authorization server supports them (first
@@ -141,12 +142,14 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signin: login %s: %w", opts.Server, err)
 	}
-	mc := mcp.NewClient(&mcp.Implementation{Name: opts.ClientName, Version: opts.Version}, nil)
-	cs, err := mc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: opts.URL, HTTPClient: client, OAuthHandler: h}, nil)
+	if opts.SSE {
+		err = authorizeSSE(ctx, opts.URL, client, h)
+	} else {
+		err = connect(ctx, opts, client, h)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("signin: login %s: %w", opts.Server, err)
 	}
-	cs.Close()
 	if rec == nil {
 		return nil, fmt.Errorf("signin: login %s: %w", opts.Server, ErrNotRequired)
 	}
@@ -154,6 +157,38 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// connect initializes a session with the server, which signs in when the
+// server answers 401.
+func connect(ctx context.Context, opts LoginOptions, client *http.Client, h *auth.AuthorizationCodeHandler) error {
+	mc := mcp.NewClient(&mcp.Implementation{Name: opts.ClientName, Version: opts.Version}, nil)
+	cs, err := mc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: opts.URL, HTTPClient: client, OAuthHandler: h}, nil)
+	if err != nil {
+		return err
+	}
+	return cs.Close()
+}
+
+// authorizeSSE opens the SSE stream and, when the server refuses it,
+// signs in: the SDK's SSE client has no OAuth handler to do it.
+func authorizeSSE(ctx context.Context, url string, client *http.Client, h *auth.AuthorizationCodeHandler) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends a stream the server opened without sign-in
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		resp.Body.Close()
+		return nil
+	}
+	return h.Authorize(ctx, req, resp)
 }
 
 // callback is what the authorization server's redirect brought back.

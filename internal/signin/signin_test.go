@@ -211,3 +211,34 @@ func TestPastedRedirect(t *testing.T) {
 		t.Fatalf("login: %v", err)
 	}
 }
+
+// TestSSE: a server on the SSE transport, which has no OAuth handler in
+// the SDK, is signed in to and called through Transport.
+func TestSSE(t *testing.T) {
+	as := signintest.NewAuthServer(t)
+	url := signintest.ProtectedSSEServer(t, as)
+	store := NewStore(t.TempDir(), nil)
+	call := func() (string, error) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+		hc := &http.Client{Transport: &Transport{Handler: NewHandler("remote", store, nil)}}
+		cs, err := c.Connect(t.Context(), &mcp.SSEClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		if err != nil {
+			return "", err
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami"})
+		if err != nil {
+			return "", err
+		}
+		return res.Content[0].(*mcp.TextContent).Text, nil
+	}
+	_, err := call()
+	wantRequired(t, err, "not signed in")
+	rec, err := Login(t.Context(), LoginOptions{Server: "remote", URL: url, SSE: true, Store: store, Open: signintest.Browser, ClientName: "codemode"})
+	if err != nil || rec.Resource != url {
+		t.Fatalf("login: %+v %v", rec, err)
+	}
+	if got, err := call(); err != nil || got != "whoami ok" {
+		t.Fatalf("after sign-in: %q %v", got, err)
+	}
+}

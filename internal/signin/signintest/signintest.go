@@ -190,13 +190,26 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 // tools "whoami" and "admin" answer "NAME ok", and "admin" needs scope
 // "write".
 func ProtectedServer(t testing.TB, a *AuthServer) string {
+	return protected(t, a, func(srv *mcp.Server) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	})
+}
+
+// ProtectedSSEServer is ProtectedServer over the SSE transport.
+func ProtectedSSEServer(t testing.TB, a *AuthServer) string {
+	return protected(t, a, func(srv *mcp.Server) http.Handler {
+		return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	})
+}
+
+func protected(t testing.TB, a *AuthServer, transport func(*mcp.Server) http.Handler) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	for _, name := range []string{"whoami", "admin"} {
 		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " ok"}}}, nil
 		})
 	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	mcpHandler := transport(srv)
 	var base string
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
