@@ -154,6 +154,9 @@ func TestHTTPAuthentication(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no token: status %d", resp.StatusCode)
 	}
+	if got := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+		t.Errorf("401 without a Bearer challenge: WWW-Authenticate %q", got)
+	}
 	if strings.Contains(h.stderr.String(), "session started") {
 		t.Fatal("a sandbox started for an unauthenticated request")
 	}

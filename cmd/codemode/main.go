@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/codemode/codemode/internal/cli"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
@@ -33,7 +35,7 @@ func main() {
 		self = append(self, exe)
 	}
 	code := cli.Run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Environ: os.Environ(), Home: home, Cwd: cwd, Self: self})
+		Environ: os.Environ(), Home: home, Cwd: cwd, Self: self, Interactive: term.IsTerminal(int(os.Stdin.Fd()))})
 	stop()
 	if owner != nil {
 		owner.Release()

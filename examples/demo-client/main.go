@@ -1,6 +1,7 @@
 // Command demo-client is a small MCP client session against codemode: it
 // starts `codemode serve` over stdio with the official Go SDK, lists the
-// tools, and calls run_python twice to show that the session keeps state.
+// tools, and calls run_python three times to show that the session keeps
+// state and that the data packages are there.
 //
 //	go run ./examples/demo-client [path/to/codemode]
 package main
@@ -52,6 +53,7 @@ func run(bin string) error {
 	for _, code := range []string{
 		"import platform, os\ncounter = 41\nprint('python', platform.python_version(), 'as uid', os.getuid())",
 		"counter += 1\ncounter",
+		"import pandas as pd\ndf = pd.DataFrame({'n': range(1, counter + 1)})\nprint(len(df), 'rows, sum', df.n.sum())",
 	} {
 		fmt.Printf(">>> run_python(%q)\n", code)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/catalog"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/gate"
@@ -30,6 +31,7 @@ import (
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/statestore"
+	"github.com/codemode/codemode/internal/telemetry"
 	"github.com/codemode/codemode/internal/tooldocs"
 	"github.com/codemode/codemode/internal/toon"
 	"github.com/go-json-experiment/json"
@@ -45,8 +47,9 @@ type App struct {
 	Pool         *downstream.Pool
 	Executor     *executor.Manager
 	Server       *mcpserver.Server
-	Manual       string
+	Manual       func() string // the capabilities document as it stands now
 	Log          *slog.Logger
+	Telemetry    *telemetry.Telemetry
 	sessionsDir  string
 	guard        *guard
 }
@@ -68,6 +71,10 @@ func LoadServers(ctx context.Context, in Inputs) (*serverconfig.Result, error) {
 
 // Version is set at build time with -ldflags "-X ...app.Version=...".
 var Version = "dev"
+
+// Commit is the source revision, set at build time like Version for
+// builds without Go's VCS stamping (vcs.revision wins when present).
+var Commit = ""
 
 // New builds an App: it selects and probes the backend and refuses to start
 // when the backend cannot enforce what the settings ask for (unless the
@@ -95,15 +102,22 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		log.Warn(msg + "; running anyway because a weaker sandbox is allowed")
 	}
+	tel, err := telemetry.New(ctx, telemetry.Options{Backend: backend.Name(), Version: Version, OTLPEndpoint: s.OTLPEndpoint,
+		Environ: in.Environ, TraceContent: s.TraceContent, Logger: log.With("component", "telemetry")})
+	if err != nil {
+		return nil, err
+	}
 	limits := sandboxLimits(s)
-	catalog := tooldocs.NewCatalog(nil)
+	docs := tooldocs.NewCatalog(nil)
 	tokens := SignInStore(s, in.Environ)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
-		SignIn: tokens, Login: clientLogin(s, tokens, servers), Logger: log.With("component", "downstream"),
+		SignIn: tokens, Login: clientLogin(s, tokens),
+		Logger: log.With("component", "downstream"), Ended: tel.ServerEnded,
 	})
-	guard, err := newGuard(ctx, s, log)
+	pool.WatchTools(tel.ToolsLoaded)
+	guard, err := newGuard(ctx, s, log, tel.PolicyDecision)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +126,12 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if guard != nil {
 		visibility, policyLine = guard, guard.Summary()
 	}
-	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
+	entries, err := LoadCatalog(ctx, s, log)
+	if err != nil {
+		guard.Close()
+		return nil, err
+	}
+	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: docs, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
 	pool.WatchTools(px.ToolsChanged)
 	log.Info("MCP servers configured", "count", len(servers.Servers))
 	helpers, err := pyruntime.Helpers()
@@ -125,15 +144,26 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	}
-	manual := mcpserver.Manual(info)
-	// Each new interpreter learns the servers and the policy in force when
-	// it starts, so a reloaded policy reaches new sessions.
-	bootConfig := func() jsontext.Value {
+	packages := &packageList{}
+	go func() {
+		if err := packages.probe(context.WithoutCancel(ctx), backend, s); err != nil {
+			log.Warn("the manual will not list Python packages", "error", err)
+		}
+	}()
+	// The manual as it stands: the policy in force and, once known, the
+	// importable packages.
+	manual := func() string {
 		info := info
 		if guard != nil {
 			info.Policy = guard.Summary()
 		}
-		boot, err := json.Marshal(map[string]any{"manual": mcpserver.Manual(info), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels, "pids": s.PIDs})
+		info.Packages = packages.get()
+		return mcpserver.Manual(info)
+	}
+	// Each new interpreter learns the servers, the policy and the manual as
+	// they are when it starts, so a reloaded policy reaches new sessions.
+	bootConfig := func() jsontext.Value {
+		boot, err := json.Marshal(map[string]any{"manual": manual(), "servers": px.Briefs(), "image_max_pixels": s.ImageMaxPixels, "pids": s.PIDs})
 		if err != nil {
 			log.Error("encoding the runtime's boot configuration", "error", err)
 		}
@@ -170,30 +200,51 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
-		Fit:    func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
-		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		Fit:      func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
+		Images:   artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		Observer: tel,
 	})
-	var mws []hostrpc.ToolMiddleware
+	tel.CountSessions(func() int { return len(exec.Sessions()) })
+	mws := []hostrpc.ToolMiddleware{tel.ToolMiddleware}
 	if guard != nil {
 		mws = append(mws, guard.Middleware)
 	}
-	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), mws...)
+	catalogs := catalog.ServiceOptions{Catalog: entries, Servers: px, Logger: log.With("component", "catalog"),
+		Launch: CatalogLaunch(s, in.Environ), ConfigDir: catalog.ConfigDir(lookupIn(in.Environ), in.Home)}
+	if guard != nil {
+		catalogs.Decider = guard
+	}
+	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), catalog.NewService(catalogs), mws...)
 	mode := s.OutputMode
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
 		OutputMode: func() string { return mode }, Manual: manual, Logger: log, Artifacts: files,
-		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON,
+		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON, Observer: tel,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
-		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard}, nil
+		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard}, nil
+}
+
+// lookupIn reads a variable of environ, the last of its name winning.
+func lookupIn(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := "", false
+		for _, kv := range environ {
+			if k, val, found := strings.Cut(kv, "="); found && k == name {
+				v, ok = val, true
+			}
+		}
+		return v, ok
+	}
 }
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
 
 // route fills mux with every handler for what sandboxed code asks of the
 // host. mws wrap each nested tool call after the proxy resolved it.
-func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, mws ...hostrpc.ToolMiddleware) {
+func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, catalogs *catalog.Service, mws ...hostrpc.ToolMiddleware) {
 	px.Register(mux, mws...)
+	catalogs.Register(mux)
 	exec.Register(mux)
 	state.Register(mux)
 	mux.Handle(hostrpc.ToTOON, func(_ context.Context, req *hostrpc.Request) (any, error) {
@@ -246,6 +297,11 @@ func (a *App) Close() {
 	a.Executor.Close()
 	a.Pool.Close()
 	a.guard.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Telemetry.Close(ctx); err != nil {
+		a.Log.Warn("flushing traces", "error", err)
+	}
 	os.RemoveAll(a.sessionsDir)
 }
 

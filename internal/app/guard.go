@@ -31,10 +31,12 @@ type fixed struct{ p *policy.Policy }
 
 func (f fixed) Current() *policy.Policy { return f.p }
 
-// newGuard builds the boundary; nil when neither a policy nor an audit log
-// is configured (codemode then behaves as it always did).
-func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger) (*guard, error) {
-	if s.Policy == "" && s.AuditLog == "" {
+// newGuard builds the boundary; nil when no policy, audit log or catalog
+// is configured (codemode then behaves as it always did). Catalogs need it:
+// adds are decided by the policy (without a file, the empty one, which
+// asks).
+func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observe func(policy.Decision)) (*guard, error) {
+	if s.Policy == "" && s.AuditLog == "" && len(s.Catalogs) == 0 {
 		return nil, nil
 	}
 	log = log.With("component", "policy")
@@ -63,7 +65,7 @@ func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger) (*guar
 		}
 		g.audit = l
 	}
-	g.Gate = gate.New(gate.Options{Policy: src, Audit: g.audit, Logger: log,
+	g.Gate = gate.New(gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: observe,
 		Approver: approval.New(approval.Options{Timeout: s.ApprovalTimeout})})
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel

@@ -35,6 +35,11 @@ func CheckHTTP(s settings.Settings) error {
 // Serve serves MCP until ctx ends: over streamable HTTP when the settings
 // name an address, else over stdio.
 func (a *App) Serve(ctx context.Context) error {
+	if a.Settings.Metrics != "" {
+		if err := a.Telemetry.ServeMetrics(ctx, a.Settings.Metrics, nil); err != nil {
+			return err
+		}
+	}
 	if a.Settings.HTTP == "" {
 		a.Log.Info("serving MCP over stdio", "version", Version)
 		return a.Server.RunStdio(ctx)
@@ -44,6 +49,7 @@ func (a *App) Serve(ctx context.Context) error {
 		return err
 	}
 	opts.Ready = a.Ready
+	opts.Metrics = a.Telemetry.Handler()
 	return a.Server.ServeHTTP(ctx, opts)
 }
 

@@ -39,11 +39,14 @@ func SignIn(ctx context.Context, s settings.Settings, store *signin.Store, res *
 	if i < 0 {
 		return nil, fmt.Errorf("sign in: no configured server is named %q (see codemode servers)", name)
 	}
-	srv := res.Servers[i]
+	return signInTo(ctx, s, store, res.Servers[i], open, paste, out)
+}
+
+func signInTo(ctx context.Context, s settings.Settings, store *signin.Store, srv serverconfig.Server, open func(context.Context, string) error, paste io.Reader, out io.Writer) (*signin.Record, error) {
 	if srv.Transport != serverconfig.TransportHTTP && srv.Transport != serverconfig.TransportSSE {
-		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for remote (HTTP or SSE) servers", name, srv.Transport)
+		return nil, fmt.Errorf("sign in: server %s uses the %s transport; OAuth sign-in is for remote (HTTP or SSE) servers", srv.Name, srv.Transport)
 	}
-	return signin.Login(ctx, signin.LoginOptions{Server: name, URL: srv.URL, SSE: srv.Transport == serverconfig.TransportSSE, OAuth: srv.OAuth, Store: store,
+	return signin.Login(ctx, signin.LoginOptions{Server: srv.Name, URL: srv.URL, SSE: srv.Transport == serverconfig.TransportSSE, OAuth: srv.OAuth, Store: store,
 		ClientMetadataURL: s.ClientMetadataURL, Open: open, Paste: paste, Out: out, ClientName: "codemode", Version: Version})
 }
 
@@ -51,12 +54,12 @@ func SignIn(ctx context.Context, s settings.Settings, store *signin.Store, res *
 // the MCP client (URL-mode elicitation). Only over stdio: the browser must
 // come back to a loopback listener on this machine, which a client of
 // codemode served over HTTP may not be on.
-func clientLogin(s settings.Settings, store *signin.Store, res *serverconfig.Result) func(context.Context, string, func(context.Context, string) error) error {
+func clientLogin(s settings.Settings, store *signin.Store) func(context.Context, serverconfig.Server, func(context.Context, string) error) error {
 	if s.HTTP != "" {
 		return nil
 	}
-	return func(ctx context.Context, server string, open func(context.Context, string) error) error {
-		_, err := SignIn(ctx, s, store, res, server, open, nil, nil)
+	return func(ctx context.Context, srv serverconfig.Server, open func(context.Context, string) error) error {
+		_, err := signInTo(ctx, s, store, srv, open, nil, nil)
 		return err
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemode/codemode/internal/app"
 	"github.com/codemode/codemode/internal/attacks"
+	"github.com/codemode/codemode/internal/settings"
 )
 
 // attacksCmd runs the adversarial suite against one or more backends and
@@ -19,7 +20,7 @@ import (
 func attacksCmd(ctx context.Context, args []string, sio IO) (int, error) {
 	fs := flag.NewFlagSet("attacks", flag.ContinueOnError)
 	fs.SetOutput(sio.Stderr)
-	setFlags := settingsFlags(fs)
+	setFlags := settingsFlags(fs, []settings.Group{settings.GroupGeneral, settings.GroupSandbox, settings.GroupCall})
 	backends := fs.String("backends", "", "backends to attack, comma-separated: "+backendNames()+" (default: the one --backend selects; auto = the first it tries)")
 	only := fs.String("only", "", "run only these attacks (names, comma-separated)")
 	runsc := fs.String("runsc", "runsc", "gVisor's runsc for the gvisor backend (name or path)")

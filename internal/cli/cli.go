@@ -5,11 +5,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/app"
+	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/obs"
 	"github.com/codemode/codemode/internal/settings"
@@ -29,6 +32,9 @@ type IO struct {
 	Environ        []string
 	Home, Cwd      string
 	Self           []string // paths of this executable
+	// Interactive is true when stdin is a terminal: a person, not an MCP
+	// client, started the server.
+	Interactive bool
 }
 
 // configFiles is the repeatable --config flag.
@@ -41,54 +47,83 @@ func (sio IO) inputs(files configFiles) app.Inputs {
 	return app.Inputs{Environ: sio.Environ, Home: sio.Home, Cwd: sio.Cwd, ConfigFiles: files, Self: sio.Self}
 }
 
+// command is one row of the subcommand table, which both dispatch and
+// help use.
+type command struct {
+	name  string
+	usage [][2]string // synopsis (after "codemode") and what it does
+	run   func(ctx context.Context, args []string, sio IO) (int, error)
+}
+
+// commands lists every subcommand in the order help shows them.
+func commands() []command {
+	noCode := func(f func(context.Context, []string, IO) error) func(context.Context, []string, IO) (int, error) {
+		return func(ctx context.Context, args []string, sio IO) (int, error) { return 0, f(ctx, args, sio) }
+	}
+	return []command{
+		{"serve", [][2]string{{"[serve] [flags]", "serve MCP over stdio (the default), or --http ADDR for streamable HTTP"}}, noCode(serve)},
+		{"run", [][2]string{
+			{"run [flags] -c CODE [ARG...]", "run Python in a fresh sandbox (sys.argv is ['-c', ARG...])"},
+			{"run [flags] FILE|- [ARG...]", "run a file (or stdin) in a fresh sandbox (sys.argv is [FILE, ARG...])"},
+		}, runCode},
+		{"connect", [][2]string{
+			{"connect CLIENT [--move-servers]", "add codemode to a client's config (backup kept); --move-servers moves its other servers behind codemode"},
+			{"connect --list", "show each client, its config file and whether codemode is in it"},
+		}, connectCmd},
+		{"servers", [][2]string{{"servers [--json] [--probe]", "list the MCP servers found in config files (--probe starts each)"}}, noCode(listServers)},
+		{"doctor", [][2]string{{"doctor [--json]", "check every sandbox backend on this host and say how to fix what fails"}}, doctorCmd},
+		{"config", [][2]string{{"config [--json]", "show the effective settings and their sources"}}, noCode(showConfig)},
+		{"attacks", [][2]string{{"attacks [--backends LIST]", "run the adversarial suite; prints attack × backend (exit 1 on any escape)"}}, attacksCmd},
+		{"image", [][2]string{{"image build [flags]", "build a Python rootfs with debootstrap; import it into podman/docker (no registry)"}}, noCode(imageCmd)},
+		{"policy", [][2]string{
+			{"policy init [FILE]", "write a commented starter policy (asks before destructive tools)"},
+			{"policy check FILE", "report syntax and condition errors with their line"},
+			{"policy explain FILE --server S --tool T [--args JSON]", "print the decision and the rule"},
+		}, policyCmd},
+		{"auth", [][2]string{
+			{"auth login SERVER [--no-browser]", "sign in to a remote MCP server that requires OAuth (opens $BROWSER; --no-browser prints the URL and reads where the browser ended)"},
+			{"auth status [--json] | logout SERVER", "show each remote server's sign-in and token expiry; forget a server's tokens"},
+		}, authCmd},
+		{"catalog", [][2]string{{"catalog search QUERY | show NAME | add NAME [--write]", "find servers in --catalog, add one to codemode's config"}}, noCode(catalogCmd)},
+		{"audit", [][2]string{{"audit verify FILE", "check an audit log's hash chain (exit 1 naming the first bad line)"}}, auditCmd},
+		{"version", [][2]string{{"version", "print the release, the commit and the Go version"}}, func(_ context.Context, _ []string, sio IO) (int, error) {
+			fmt.Fprintln(sio.Stdout, versionString())
+			return 0, nil
+		}},
+		{"help", [][2]string{{"help", "this text"}}, func(_ context.Context, _ []string, sio IO) (int, error) {
+			usage(sio.Stdout)
+			return 0, nil
+		}},
+	}
+}
+
 // Run executes the command line and returns the exit code.
 func Run(ctx context.Context, args []string, sio IO) int {
-	cmd, rest := "serve", args
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, rest = args[0], args[1:]
+	name, rest := "serve", args
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+		name, rest = "help", nil
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+		name, rest = args[0], args[1:]
 	}
-	var err error
-	code := 0
-	switch cmd {
-	case "serve":
-		err = serve(ctx, rest, sio)
-	case "run":
-		code, err = runCode(ctx, rest, sio)
-	case "version":
-		fmt.Fprintln(sio.Stdout, versionString())
-	case "config":
-		err = showConfig(rest, sio)
-	case "servers":
-		err = listServers(ctx, rest, sio)
-	case "image":
-		err = imageCmd(ctx, rest, sio)
-	case "doctor":
-		code, err = doctorCmd(ctx, rest, sio)
-	case "attacks":
-		code, err = attacksCmd(ctx, rest, sio)
-	case "audit":
-		code, err = auditCmd(ctx, rest, sio)
-	case "policy":
-		code, err = policyCmd(ctx, rest, sio)
-	case "auth":
-		code, err = authCmd(ctx, rest, sio)
-	case "help", "-h", "--help":
-		usage(sio.Stdout)
-	default:
-		fmt.Fprintf(sio.Stderr, "codemode: unknown command %q\n\n", cmd)
+	cmds := commands()
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
+	if i < 0 {
+		fmt.Fprintf(sio.Stderr, "codemode: unknown command %q\n\n", name)
 		usage(sio.Stderr)
 		return 2
 	}
+	code, err := cmds[i].run(ctx, rest, sio)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(sio.Stderr, "codemode %s: %v\n", cmd, err)
+		fmt.Fprintf(sio.Stderr, "codemode %s: %v\n", name, err)
 		var ue usageError
 		if errors.As(err, &ue) {
 			return 2
 		}
-		return 1
+		return max(code, 1)
 	}
 	return code
 }
@@ -98,26 +133,17 @@ type usageError struct{ error }
 func (u usageError) Unwrap() error { return u.error }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `codemode: an MCP server with one tool, run_python, that runs Python in a sandbox.
-
-Usage:
-  codemode [serve] [flags]          serve MCP over stdio (the default), or --http ADDR for streamable HTTP
-  codemode run [flags] -c CODE      run Python in a fresh sandbox
-  codemode run [flags] FILE | -     run a file (or stdin) in a fresh sandbox
-  codemode servers [--json] [--probe]  list the MCP servers found in config files (--probe starts each)
-  codemode auth login SERVER        sign in to a remote MCP server that requires OAuth (opens $BROWSER; --no-browser prints the URL)
-  codemode auth status | logout SERVER  show each remote server's sign-in and token expiry; forget a server's tokens
-  codemode doctor [--json]          check every sandbox backend on this host and say how to fix what fails
-  codemode config [--json]          show the effective settings and their sources
-  codemode attacks [--backends LIST]  run the adversarial suite; prints attack × backend (exit 1 on any escape)
-  codemode image build [flags]      build a Python rootfs with debootstrap; import it into podman/docker (no registry)
-  codemode policy init [FILE]       write a commented starter policy (asks before destructive tools)
-  codemode policy check FILE        report syntax and condition errors with their line
-  codemode policy explain FILE --server S --tool T [--args JSON]  print the decision and the rule
-  codemode audit verify FILE        check an audit log's hash chain (exit 1 naming the first bad line)
-  codemode version
-
-Run "codemode serve -h" for the settings (each also has a CODEMODE_* variable).
+	fmt.Fprint(w, "codemode: an MCP server with one tool, run_python, that runs Python in a sandbox.\n\nUsage:\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range commands() {
+		for _, u := range c.usage {
+			fmt.Fprintf(tw, "  codemode %s\t%s\n", u[0], u[1])
+		}
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Run "codemode COMMAND -h" for a command's flags; each setting also has a
+CODEMODE_* variable ("codemode serve -h" lists them all).
 
 Sandbox backends (--backend):
 `)
@@ -126,27 +152,65 @@ Sandbox backends (--backend):
 	}
 }
 
+// versionString names the release (stamped with -ldflags -X, else the
+// module version go install recorded), the commit and the Go version.
 func versionString() string {
 	v := app.Version
-	if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "codemode " + v
+	}
+	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		v = info.Main.Version
 	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		return fmt.Sprintf("codemode %s (%s)", v, info.GoVersion)
+	rev, modified := app.Commit, ""
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
 	}
-	return "codemode " + v
+	if rev == "" {
+		return fmt.Sprintf("codemode %s (commit unknown, %s)", v, info.GoVersion)
+	}
+	return fmt.Sprintf("codemode %s (commit %s%s, %s)", v, rev[:min(len(rev), 12)], modified, info.GoVersion)
 }
 
-// settingsFlags registers one flag per setting and returns a function that
-// reports the flags the user set.
-func settingsFlags(fs *flag.FlagSet) func() map[string]string {
+// boolFlag is an on/off setting's flag: "--x" sets it, "--x=false"
+// clears it. It keeps the text so Load parses (and reports) it like any
+// other value.
+type boolFlag struct{ v string }
+
+func (b *boolFlag) String() string {
+	if b == nil {
+		return ""
+	}
+	return b.v
+}
+func (b *boolFlag) Set(v string) error { b.v = v; return nil }
+func (b *boolFlag) IsBoolFlag() bool   { return true }
+
+// settingsFlags registers one flag per setting of groups and returns a
+// function that reports the flags the user set.
+func settingsFlags(fs *flag.FlagSet, groups []settings.Group) func() map[string]string {
 	reg := app.SettingsRegistry()
 	for _, name := range reg.Names() {
+		if !slices.Contains(groups, reg.Group(name)) {
+			continue
+		}
 		usage := reg.Doc(name) + " (default " + quoteDefault(reg.Default(name)) + ")"
 		for _, c := range reg.Choices(name) {
 			if c.Summary != "" {
 				usage += fmt.Sprintf("\n%-8s %s", c.Name, c.Summary)
 			}
+		}
+		if reg.IsBool(name) {
+			fs.Var(&boolFlag{}, name, usage)
+			continue
 		}
 		fs.String(name, "", usage)
 	}
@@ -175,7 +239,7 @@ func loadSettings(flags map[string]string, sio IO) (settings.Settings, []setting
 func serve(ctx context.Context, args []string, sio IO) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(sio.Stderr)
-	setFlags := settingsFlags(fs)
+	setFlags := settingsFlags(fs, []settings.Group{settings.GroupGeneral, settings.GroupSandbox, settings.GroupCall, settings.GroupSessions, settings.GroupHTTP})
 	var files configFiles
 	fs.Var(&files, "config", "an mcpServers config file (JSON or TOML); repeatable; highest precedence")
 	if err := fs.Parse(args); err != nil {
@@ -192,6 +256,11 @@ func serve(ctx context.Context, args []string, sio IO) error {
 	if err := app.CheckHTTP(s); err != nil {
 		return err
 	}
+	if s.HTTP == "" && sio.Interactive {
+		fmt.Fprintln(sio.Stderr, `codemode: serving MCP over stdio, waiting for an MCP client to speak on stdin.
+Register this command in your client ("codemode connect --list"), try code with "codemode run -c CODE",
+or see "codemode --help". Ctrl-C stops.`)
+	}
 	log := obs.NewLogger(sio.Stderr, s.LogLevel)
 	a, err := app.New(ctx, s, sio.inputs(files), log)
 	if err != nil {
@@ -204,26 +273,39 @@ func serve(ctx context.Context, args []string, sio IO) error {
 func runCode(ctx context.Context, args []string, sio IO) (int, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(sio.Stderr)
-	setFlags := settingsFlags(fs)
+	setFlags := settingsFlags(fs, []settings.Group{settings.GroupGeneral, settings.GroupSandbox, settings.GroupCall})
 	var files configFiles
 	fs.Var(&files, "config", "an mcpServers config file (JSON or TOML); repeatable")
-	code := fs.String("c", "", "Python code to run")
+	code := fs.String("c", "", "Python code to run; arguments after it become sys.argv[1:]")
+	saveImages := fs.String("save-images", "", "write the images the code shows (returns or displays) into this directory")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: codemode run [flags] -c CODE [ARG...]
+       codemode run [flags] FILE|- [ARG...]
+
+Runs Python in a fresh sandbox, streaming its output; the exit status is the
+code's (124 on timeout). sys.argv is ['-c', ARG...] or [FILE, ARG...].
+
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2, usageError{err}
 	}
-	src := *code
+	src, argv := *code, fs.Args()
 	switch {
-	case src != "" && fs.NArg() > 0:
-		return 2, usageError{errors.New("give either -c CODE or a file, not both")}
-	case src == "" && fs.NArg() == 0:
+	case src != "":
+		if len(argv) > 0 {
+			argv = append([]string{"-c"}, argv...)
+		}
+	case fs.NArg() == 0:
 		return 2, usageError{errors.New("nothing to run: give -c CODE, a FILE, or - for stdin")}
-	case src == "" && fs.Arg(0) == "-":
+	case fs.Arg(0) == "-":
 		data, err := io.ReadAll(sio.Stdin)
 		if err != nil {
 			return 1, err
 		}
 		src = string(data)
-	case src == "":
+	default:
 		data, err := os.ReadFile(fs.Arg(0))
 		if err != nil {
 			return 1, err
@@ -231,13 +313,15 @@ func runCode(ctx context.Context, args []string, sio IO) (int, error) {
 		src = string(data)
 	}
 	flags := setFlags()
+	if _, ok := flags["max-timeout"]; !ok {
+		if t, ok := flags["timeout"]; ok {
+			// One run, one call: an explicit --timeout is its own maximum.
+			flags["max-timeout"] = t
+		}
+	}
 	s, _, err := loadSettings(flags, sio)
 	if err != nil {
 		return 1, err
-	}
-	if _, ok := flags["timeout"]; ok {
-		// An explicit --timeout may exceed the server's per-call maximum.
-		s.MaxTimeout = max(s.MaxTimeout, s.Timeout)
 	}
 	s.Spares = 0 // one run, one interpreter
 	log := obs.NewLogger(sio.Stderr, max(s.LogLevel, slogWarn))
@@ -246,9 +330,28 @@ func runCode(ctx context.Context, args []string, sio IO) (int, error) {
 		return 1, err
 	}
 	defer a.Close()
+	if len(argv) > 0 {
+		// A call of its own sets sys.argv, so the code's line numbers stay
+		// its own; the session (and sys) carries over to the next call.
+		list, err := json.Marshal(argv)
+		if err != nil {
+			return 1, fmt.Errorf("run: arguments: %w", err)
+		}
+		if res := a.Run(ctx, "__import__('sys').argv = "+string(list), io.Discard, sio.Stderr); res.Status != executor.StatusSuccess {
+			return 1, fmt.Errorf("run: setting sys.argv: %s", res.Error)
+		}
+	}
 	res := a.Run(ctx, src, sio.Stdout, sio.Stderr)
-	for _, img := range res.Images {
-		fmt.Fprintf(sio.Stderr, "codemode run: the code returned a %dx%d image (shown to MCP clients, not in a terminal)\n", img.Width, img.Height)
+	for i, img := range res.Images {
+		if *saveImages == "" {
+			fmt.Fprintf(sio.Stderr, "codemode run: the code returned a %dx%d image (shown to MCP clients; --save-images DIR writes it)\n", img.Width, img.Height)
+			continue
+		}
+		path, err := saveImage(*saveImages, i, img)
+		if err != nil {
+			return 1, err
+		}
+		fmt.Fprintf(sio.Stderr, "codemode run: saved a %dx%d image as %s\n", img.Width, img.Height, path)
 	}
 	for _, f := range res.Files {
 		fmt.Fprintf(sio.Stderr, "codemode run: the code published %s (%d bytes; MCP clients can read it while the session lives)\n", f.Name, f.Size)
@@ -270,10 +373,34 @@ func runCode(ctx context.Context, args []string, sio IO) (int, error) {
 	return 1, nil
 }
 
-func showConfig(args []string, sio IO) error {
+// saveImage writes the i-th image of a run into dir, under its own name
+// when it has one, and returns the path.
+func saveImage(dir string, i int, img artifacts.Image) (string, error) {
+	ext := "." + strings.TrimPrefix(img.MIMEType, "image/")
+	if ext == ".jpeg" {
+		ext = ".jpg"
+	}
+	name := fmt.Sprintf("image-%d%s", i+1, ext)
+	if base := filepath.Base(img.Name); img.Name != "" && base != "." && base != ".." && base != string(filepath.Separator) {
+		name = base
+		if filepath.Ext(name) == "" {
+			name += ext
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("run: save images: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, img.Data, 0o644); err != nil {
+		return "", fmt.Errorf("run: save images: %w", err)
+	}
+	return path, nil
+}
+
+func showConfig(_ context.Context, args []string, sio IO) error {
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	fs.SetOutput(sio.Stderr)
-	setFlags := settingsFlags(fs)
+	setFlags := settingsFlags(fs, []settings.Group{settings.GroupGeneral, settings.GroupSandbox, settings.GroupCall, settings.GroupSessions, settings.GroupHTTP})
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}

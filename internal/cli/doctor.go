@@ -8,6 +8,7 @@ import (
 
 	"github.com/codemode/codemode/internal/app"
 	"github.com/codemode/codemode/internal/obs"
+	"github.com/codemode/codemode/internal/settings"
 )
 
 // doctorCmd examines every backend; the exit code is 1 when the backend the
@@ -15,7 +16,7 @@ import (
 func doctorCmd(ctx context.Context, args []string, sio IO) (int, error) {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(sio.Stderr)
-	setFlags := settingsFlags(fs)
+	setFlags := settingsFlags(fs, []settings.Group{settings.GroupGeneral, settings.GroupSandbox})
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return 2, usageError{err}

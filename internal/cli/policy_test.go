@@ -11,7 +11,7 @@ import (
 	"github.com/codemode/codemode/internal/audit"
 )
 
-func run(t *testing.T, args ...string) (int, string, string) {
+func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), args, IO{Stdout: &stdout, Stderr: &stderr, Home: t.TempDir(), Cwd: t.TempDir()})
@@ -40,7 +40,7 @@ func TestPolicyCommands(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run(t, tc.args...)
+			code, stdout, stderr := runCLI(t, tc.args...)
 			if code != tc.wantCode || !strings.Contains(stdout, tc.wantStdout) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d with %q", code, stdout, stderr, tc.wantCode, tc.wantStdout)
 			}
@@ -62,15 +62,15 @@ func TestAuditVerifyCommand(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, stderr := run(t, "audit", "verify", path); code != 0 || !strings.HasPrefix(stdout, "ok: 3 records") {
+	if code, stdout, stderr := runCLI(t, "audit", "verify", path); code != 0 || !strings.HasPrefix(stdout, "ok: 3 records") {
 		t.Fatalf("intact log: exit %d, %q %q", code, stdout, stderr)
 	}
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, bytes.Replace(data, []byte(`"tool":"write"`), []byte(`"tool":"wrote"`), 1), 0o644)
-	if code, stdout, _ := run(t, "audit", "verify", path); code != 1 || !strings.Contains(stdout, "audit.log:3:") {
+	if code, stdout, _ := runCLI(t, "audit", "verify", path); code != 1 || !strings.Contains(stdout, "audit.log:3:") {
 		t.Fatalf("edited line 2: exit %d, %q; want exit 1 naming line 3 (the record after the edit)", code, stdout)
 	}
-	if code, _, _ := run(t, "audit"); code != 2 {
+	if code, _, _ := runCLI(t, "audit"); code != 2 {
 		t.Fatalf("audit without verify: exit %d", code)
 	}
 }

@@ -50,10 +50,13 @@ type Options struct {
 	// Login, if set, signs in to a server, showing the user the
 	// authorization URL with open; a call that needs sign-in uses it when
 	// its client can open URLs (URL-mode elicitation).
-	Login func(ctx context.Context, server string, open func(ctx context.Context, url string) error) error
+	Login func(ctx context.Context, server serverconfig.Server, open func(ctx context.Context, url string) error) error
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
-	Logger                    *slog.Logger
+	// Ended, if set, learns of a server that ended unexpectedly (it
+	// restarts on next use).
+	Ended  func(server string)
+	Logger *slog.Logger
 }
 
 // Errors callers branch on.
@@ -128,10 +131,41 @@ func New(opts Options) *Pool {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	for _, cfg := range opts.Servers {
-		log := p.log.With("server", cfg.Name)
-		p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: log, relay: &relay{server: cfg.Name, log: log}}
+		p.servers[cfg.Name] = p.newServer(cfg)
 	}
 	return p
+}
+
+// Add registers a server while the pool runs (one added from a catalog);
+// it starts on first use like the others. A name already taken is an error.
+func (p *Pool) Add(cfg serverconfig.Server) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return &Error{Server: cfg.Name, Kind: "closed", Err: ErrClosed}
+	}
+	if _, dup := p.servers[cfg.Name]; dup {
+		return fmt.Errorf("downstream: add %s: a server of that name exists", cfg.Name)
+	}
+	p.servers[cfg.Name] = p.newServer(cfg)
+	return nil
+}
+
+func (p *Pool) newServer(cfg serverconfig.Server) *server {
+	log := p.log.With("server", cfg.Name)
+	return &server{pool: p, cfg: cfg, log: log, relay: &relay{server: cfg.Name, log: log}}
+}
+
+// Remove stops a server and forgets it (an added server that failed to
+// start).
+func (p *Pool) Remove(name string) {
+	p.mu.Lock()
+	s := p.servers[name]
+	delete(p.servers, name)
+	p.mu.Unlock()
+	if s != nil {
+		s.stop()
+	}
 }
 
 // Names returns the configured server names, sorted.

@@ -278,10 +278,7 @@ func (s *server) startProcess(c *connection) (mcp.Transport, error) {
 }
 
 func (s *server) httpClient() *http.Client {
-	if len(s.cfg.Headers) == 0 {
-		return nil
-	}
-	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}
+	return &http.Client{Transport: traceTransport{headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}}
 }
 
 // outliving connects its transport with a context that ends with the
@@ -388,6 +385,9 @@ func (s *server) watch(c *connection) {
 	s.mu.Unlock()
 	if current && !stopped {
 		s.log.Warn("MCP server ended; it restarts on next use", "error", err, "failures", failures)
+		if s.pool.opts.Ended != nil {
+			s.pool.opts.Ended(s.cfg.Name)
+		}
 	}
 	s.closeConnection(c)
 }
@@ -531,7 +531,7 @@ func (s *server) callOnce(ctx context.Context, tool string, args any) (*mcp.Call
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params := &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool, Arguments: args}
 	who := peer.From(ctx)
 	token, end := s.relay.begin(who, tool)
 	defer end()

@@ -50,7 +50,7 @@ func (s *server) signInThroughClient(ctx context.Context) bool {
 		}
 		return nil
 	}
-	if err := s.pool.opts.Login(ctx, s.cfg.Name, open); err != nil {
+	if err := s.pool.opts.Login(ctx, s.cfg, open); err != nil {
 		s.log.InfoContext(ctx, "sign-in through the client did not complete", "error", err)
 		return false
 	}

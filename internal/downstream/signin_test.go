@@ -36,8 +36,8 @@ func TestSignInThroughClient(t *testing.T) {
 			as := signintest.NewAuthServer(t)
 			url := signintest.ProtectedServer(t, as)
 			store := signin.NewStore(t.TempDir(), nil)
-			login := func(ctx context.Context, server string, open func(context.Context, string) error) error {
-				_, err := signin.Login(ctx, signin.LoginOptions{Server: server, URL: url, Store: store, Open: open, ClientName: "codemode"})
+			login := func(ctx context.Context, cfg serverconfig.Server, open func(context.Context, string) error) error {
+				_, err := signin.Login(ctx, signin.LoginOptions{Server: cfg.Name, URL: cfg.URL, Store: store, Open: open, ClientName: "codemode"})
 				return err
 			}
 			p := newPool(t, Options{SignIn: store, Login: login,

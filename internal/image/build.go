@@ -171,9 +171,15 @@ func replaceable(dir string) error {
 }
 
 // debootstrap makes a minimal Debian system in target.
+// ErrNoDebootstrap is returned when debootstrap is not installed.
+var ErrNoDebootstrap = errors.New("debootstrap not found")
+
 func debootstrap(ctx context.Context, command []string, target string, spec Spec, log *slog.Logger) error {
 	if len(command) == 0 {
 		command = []string{"debootstrap"}
+	}
+	if _, err := exec.LookPath(command[0]); err != nil {
+		return fmt.Errorf("%w: %s is not installed; install it with `apt-get install debootstrap` (Debian, Ubuntu) or `dnf install debootstrap` (Fedora), then run codemode image build again", ErrNoDebootstrap, command[0])
 	}
 	argv := append(slices.Clone(command), "--variant=minbase", spec.Suite, target, spec.Mirror)
 	if err := run(ctx, argv, nil, log); err != nil {

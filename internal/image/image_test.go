@@ -435,3 +435,16 @@ func TestLineLoggerPhases(t *testing.T) {
 		t.Errorf("tail() = %q, want the last lines", got)
 	}
 }
+
+// TestMissingDebootstrapSaysHowToInstall checks the message a user without
+// debootstrap gets, and that nothing is left behind.
+func TestMissingDebootstrapSaysHowToInstall(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rootfs")
+	_, _, err := Build(context.Background(), dir, Spec{}, &BuildOptions{Logger: testLogger(t), Debootstrap: []string{"/nonexistent/debootstrap"}})
+	if !errors.Is(err, ErrNoDebootstrap) || !strings.Contains(err.Error(), "apt-get install debootstrap") {
+		t.Fatalf("Build without debootstrap: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a failed build left %s behind: %v", dir, err)
+	}
+}

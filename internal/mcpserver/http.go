@@ -45,6 +45,8 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 	// Listening, if set, is called with the bound address (for tests and logs).
 	Listening func(addr string)
+	// Metrics, if set, is served at /metrics behind the same authentication.
+	Metrics http.Handler
 }
 
 // CheckHTTPOptions refuses configurations that would expose code execution
@@ -136,6 +138,7 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 	// local codemode); non-browser clients send no Origin and pass.
 	handler = cop.Handler(handler)
 	mux := http.NewServeMux()
+	protect := func(h http.Handler) http.Handler { return h }
 	if o.authenticated() {
 		publicURL := o.PublicURL
 		if publicURL == "" {
@@ -173,7 +176,11 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 				mux.Handle(resourceMetadataPath(""), meta)
 			}
 		}
-		handler = auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)(handler)
+		protect = auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)
+		handler = challenge(protect(handler))
+	}
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", protect(o.Metrics))
 	}
 	mux.Handle(o.Path, s.logRequests(handler))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -199,6 +206,30 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		s.log.Debug("http request", "method", r.Method, "status", rec.status, "client", client, "duration", time.Since(start))
 	})
+}
+
+// challenge makes every 401 name the scheme (RFC 6750 section 3): the SDK
+// adds WWW-Authenticate only when it has OAuth parameters to put in it.
+func challenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&challenger{ResponseWriter: w}, r)
+	})
+}
+
+type challenger struct{ http.ResponseWriter }
+
+func (c *challenger) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="codemode"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Flush passes through, so server-sent events stream.
+func (c *challenger) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 type statusRecorder struct {

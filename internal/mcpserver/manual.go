@@ -39,6 +39,7 @@ type ManualInfo struct {
 	WorkspaceBytes int64
 	Helpers        []pyruntime.Helper // documented helpers, in order
 	Policy         string             // one line on the policy over tool calls ("" = none)
+	Packages       string             // the importable Python distributions, "name version, ..." ("" = not known yet)
 	DataDir        string             // "" (none), "read-only" or "read-write": a host directory at /workspace/data
 }
 
@@ -70,6 +71,9 @@ func Manual(m ManualInfo) string {
 	p("; writable `/tmp` (%s) and `/workspace` (%s, the working directory), both noexec; everything else is read-only. No network.\n", size(m.TmpBytes), size(m.WorkspaceBytes))
 	if m.DataDir != "" {
 		p("- `/workspace/data`: a host directory, mounted %s.\n", m.DataDir)
+	}
+	if m.Packages != "" {
+		p("- Python packages installed: %s.\n", m.Packages)
 	}
 	p("- Files written under `/workspace/out` (or passed to `publish(path)`) come back to the client as resource links.\n")
 	for _, pr := range m.Backend.Protections {

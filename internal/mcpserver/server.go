@@ -34,7 +34,7 @@ type Options struct {
 	MaxTimeout     time.Duration
 	OutputMode     func() string // read per call, like the reference's MCP_BRIDGE_OUTPUT_MODE
 	TOON           render.TOONEncoder
-	Manual         string // capabilities document
+	Manual         func() string // the capabilities document as it stands now
 	// Artifacts serves the files sessions publish (nil: none).
 	Artifacts *artifacts.Store
 	// MaxClientCalls bounds the concurrent calls of one client (token); 0 = none.
@@ -42,7 +42,9 @@ type Options struct {
 	// InputWait is how long a call that asked its client a question (in
 	// its result) keeps its outcome for the client to come back (default 3m).
 	InputWait time.Duration
-	Logger    *slog.Logger
+	// Observer traces and measures run_python calls (nil: none).
+	Observer Observer
+	Logger   *slog.Logger
 }
 
 // Server is the MCP server.
@@ -69,6 +71,9 @@ func New(opts Options) *Server {
 	if s.opts.InputWait <= 0 {
 		s.opts.InputWait = 3 * time.Minute
 	}
+	if s.opts.Manual == nil {
+		s.opts.Manual = func() string { return "" }
+	}
 	if s.opts.OutputMode == nil {
 		s.opts.OutputMode = func() string { return "compact" }
 	}
@@ -86,14 +91,13 @@ func New(opts Options) *Server {
 		Name:        ToolName,
 		Description: toolDescription,
 		InputSchema: json.RawMessage(inputSchema(int(opts.DefaultTimeout/time.Second), int(opts.MaxTimeout/time.Second))),
-	}, s.runPython)
+	}, s.observed(s.runPython))
 	s.mcp.AddResource(&mcp.Resource{
 		URI:         CapabilitiesURI,
 		Name:        capabilitiesName,
 		Title:       "Code Execution Sandbox Helpers",
 		Description: "Capability overview, helper reference, and sandbox usage notes (call runtime.capability_summary() inside the sandbox for this text).",
 		MIMEType:    capabilitiesMIME,
-		Size:        int64(len(opts.Manual)),
 	}, s.readCapabilities)
 	if opts.Artifacts != nil {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
@@ -299,7 +303,7 @@ func (s *Server) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequ
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-		URI: CapabilitiesURI, MIMEType: capabilitiesMIME, Text: s.opts.Manual,
+		URI: CapabilitiesURI, MIMEType: capabilitiesMIME, Text: s.opts.Manual(),
 	}}}, nil
 }
 

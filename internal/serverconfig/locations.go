@@ -93,3 +93,9 @@ func splitGlob(path string) (dir, pattern string, ok bool) {
 	}
 	return filepath.Clean(dir), pattern, true
 }
+
+// Resolve returns the file a location names for env (the pattern, for a
+// glob row). A non-empty note says why the location does not apply.
+func (l Location) Resolve(env Env) (path, note string) {
+	return resolvePath(l.Path, l.Scope, env)
+}

@@ -95,6 +95,11 @@ type Settings struct {
 	AuditLog           string        // hash-chained audit log of decisions and calls ("" = none)
 	AuditMaxBytes      int64         // rotate the audit log past this size
 	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
+	Metrics            string        // address serving Prometheus /metrics ("" = none)
+	OTLPEndpoint       string        // OTLP endpoint traces go to ("" = the OTEL_EXPORTER_OTLP_* variables)
+	TraceContent       bool          // record code and tool arguments in spans
+	Catalogs           []string      // MCP server catalogs (files or registry URLs) code may add servers from
+	NPMPrefix          string        // a directory whose node_modules holds npm packages to run instead of npx
 }
 
 // Source tells where an effective value came from.
@@ -117,8 +122,22 @@ const (
 	kPath
 )
 
+// Group says which commands offer a setting as a flag: serve and config
+// offer every group, run only GroupGeneral, GroupSandbox and GroupCall.
+type Group int
+
+// The groups, in the order help lists them.
+const (
+	GroupGeneral  Group = iota // logging and state, for every command
+	GroupSandbox               // how a sandbox is built and confined
+	GroupCall                  // one run_python call: time, output, nested tool calls
+	GroupSessions              // a long-running server's sessions
+	GroupHTTP                  // the streamable HTTP transport
+)
+
 type setting struct {
-	name  string   // also the flag name
+	name  string // also the flag name
+	group Group
 	env   []string // in precedence order
 	def   string
 	kind  kind
@@ -150,113 +169,123 @@ func NewRegistry(backends []Choice) Registry {
 // project's; keep them working.
 func declare(backends []Choice) []setting {
 	return []setting{
-		{name: "backend", env: []string{"CODEMODE_BACKEND"}, def: "auto", kind: kString,
+		{name: "backend", group: GroupSandbox, env: []string{"CODEMODE_BACKEND"}, def: "auto", kind: kString,
 			enum: append([]Choice{}, backends...), // never nil: no backend is accepted unchecked
 			doc:  "sandbox backend", apply: func(s *Settings, v any) { s.Backend = v.(string) }},
-		{name: "runtime", env: []string{"CODEMODE_RUNTIME", "MCP_BRIDGE_RUNTIME"}, kind: kString,
+		{name: "runtime", group: GroupSandbox, env: []string{"CODEMODE_RUNTIME", "MCP_BRIDGE_RUNTIME"}, kind: kString,
 			doc: "container engine (podman, docker or a path); selects that backend when backend is auto", apply: func(s *Settings, v any) { s.Runtime = v.(string) }},
-		{name: "oci-runtime", env: []string{"CODEMODE_OCI_RUNTIME"}, kind: kString,
+		{name: "oci-runtime", group: GroupSandbox, env: []string{"CODEMODE_OCI_RUNTIME"}, kind: kString,
 			doc: "OCI runtime for podman/docker (runc, crun, runsc); empty = detect", apply: func(s *Settings, v any) { s.OCIRuntime = v.(string) }},
-		{name: "image", env: []string{"CODEMODE_IMAGE", "MCP_BRIDGE_IMAGE"}, def: "python:3.12-slim", kind: kString,
+		{name: "image", group: GroupSandbox, env: []string{"CODEMODE_IMAGE", "MCP_BRIDGE_IMAGE"}, def: "python:3.12-slim", kind: kString,
 			doc: "container image for podman/docker/gvisor", apply: func(s *Settings, v any) { s.Image = v.(string) }},
-		{name: "pull", env: []string{"CODEMODE_PULL"}, def: "false", kind: kBool,
+		{name: "pull", group: GroupSandbox, env: []string{"CODEMODE_PULL"}, def: "false", kind: kBool,
 			doc: "let podman/docker pull a missing image (once, before the first session)", apply: func(s *Settings, v any) { s.Pull = v.(bool) }},
-		{name: "rootfs", env: []string{"CODEMODE_ROOTFS"}, kind: kPath,
+		{name: "rootfs", group: GroupSandbox, env: []string{"CODEMODE_ROOTFS"}, kind: kPath,
 			doc: "root filesystem directory for the native backend (default: the host's /usr)", apply: func(s *Settings, v any) { s.Rootfs = v.(string) }},
-		{name: "python", env: []string{"CODEMODE_PYTHON"}, def: "python3", kind: kString,
+		{name: "python", group: GroupSandbox, env: []string{"CODEMODE_PYTHON"}, def: "python3", kind: kString,
 			doc: "python command inside the sandbox", apply: func(s *Settings, v any) { s.Python = v.(string) }},
-		{name: "timeout", env: []string{"CODEMODE_TIMEOUT", "MCP_BRIDGE_TIMEOUT"}, def: "30s", kind: kDuration,
+		{name: "timeout", group: GroupCall, env: []string{"CODEMODE_TIMEOUT", "MCP_BRIDGE_TIMEOUT"}, def: "30s", kind: kDuration,
 			doc: "default run_python timeout", apply: func(s *Settings, v any) { s.Timeout = v.(time.Duration) }},
-		{name: "max-timeout", env: []string{"CODEMODE_MAX_TIMEOUT", "MCP_BRIDGE_MAX_TIMEOUT"}, def: "120s", kind: kDuration,
+		{name: "max-timeout", group: GroupCall, env: []string{"CODEMODE_MAX_TIMEOUT", "MCP_BRIDGE_MAX_TIMEOUT"}, def: "120s", kind: kDuration,
 			doc: "largest timeout a call may ask for", apply: func(s *Settings, v any) { s.MaxTimeout = v.(time.Duration) }},
-		{name: "interrupt-grace", env: []string{"CODEMODE_INTERRUPT_GRACE"}, def: "3s", kind: kDuration,
+		{name: "interrupt-grace", group: GroupCall, env: []string{"CODEMODE_INTERRUPT_GRACE"}, def: "3s", kind: kDuration,
 			doc: "after a timeout, how long Python may take to stop before the sandbox is killed", apply: func(s *Settings, v any) { s.InterruptGrace = v.(time.Duration) }},
-		{name: "idle-timeout", env: []string{"CODEMODE_IDLE_TIMEOUT"}, def: "10m", kind: kDuration,
+		{name: "idle-timeout", group: GroupSessions, env: []string{"CODEMODE_IDLE_TIMEOUT"}, def: "10m", kind: kDuration,
 			doc: "end a session after this long without calls", apply: func(s *Settings, v any) { s.IdleTimeout = v.(time.Duration) }},
-		{name: "max-sessions", env: []string{"CODEMODE_MAX_SESSIONS"}, def: "16", kind: kInt,
+		{name: "max-sessions", group: GroupSessions, env: []string{"CODEMODE_MAX_SESSIONS"}, def: "16", kind: kInt,
 			doc: "concurrent sessions (sandboxes) allowed", apply: func(s *Settings, v any) { s.MaxSessions = v.(int) }},
-		{name: "spares", env: []string{"CODEMODE_SPARES"}, def: "1", kind: kInt,
+		{name: "spares", group: GroupSessions, env: []string{"CODEMODE_SPARES"}, def: "1", kind: kInt,
 			doc: "interpreters kept started ahead of need, so a new session starts at once", apply: func(s *Settings, v any) { s.Spares = v.(int) }},
-		{name: "memory", env: []string{"CODEMODE_MEMORY", "MCP_BRIDGE_MEMORY"}, def: "512m", kind: kBytes,
+		{name: "memory", group: GroupSandbox, env: []string{"CODEMODE_MEMORY", "MCP_BRIDGE_MEMORY"}, def: "512m", kind: kBytes,
 			doc: "memory limit per session", apply: func(s *Settings, v any) { s.MemoryBytes = v.(int64) }},
-		{name: "pids", env: []string{"CODEMODE_PIDS", "MCP_BRIDGE_PIDS"}, def: "128", kind: kInt,
+		{name: "pids", group: GroupSandbox, env: []string{"CODEMODE_PIDS", "MCP_BRIDGE_PIDS"}, def: "128", kind: kInt,
 			doc: "process/thread limit per session", apply: func(s *Settings, v any) { s.PIDs = v.(int) }},
-		{name: "cpus", env: []string{"CODEMODE_CPUS", "MCP_BRIDGE_CPUS"}, def: "1", kind: kFloat,
+		{name: "cpus", group: GroupSandbox, env: []string{"CODEMODE_CPUS", "MCP_BRIDGE_CPUS"}, def: "1", kind: kFloat,
 			doc: "CPU limit per session (0 = none)", apply: func(s *Settings, v any) { s.CPUs = v.(float64) }},
-		{name: "nofile", env: []string{"CODEMODE_NOFILE"}, def: "1024", kind: kInt,
+		{name: "nofile", group: GroupSandbox, env: []string{"CODEMODE_NOFILE"}, def: "1024", kind: kInt,
 			doc: "open files per process", apply: func(s *Settings, v any) { s.NoFile = v.(int) }},
-		{name: "tmp-size", env: []string{"CODEMODE_TMP_SIZE"}, def: "64m", kind: kBytes,
+		{name: "tmp-size", group: GroupSandbox, env: []string{"CODEMODE_TMP_SIZE"}, def: "64m", kind: kBytes,
 			doc: "size of /tmp in the sandbox", apply: func(s *Settings, v any) { s.TmpBytes = v.(int64) }},
-		{name: "workspace-size", env: []string{"CODEMODE_WORKSPACE_SIZE"}, def: "128m", kind: kBytes,
+		{name: "workspace-size", group: GroupSandbox, env: []string{"CODEMODE_WORKSPACE_SIZE"}, def: "128m", kind: kBytes,
 			doc: "size of /workspace in the sandbox", apply: func(s *Settings, v any) { s.WorkspaceBytes = v.(int64) }},
-		{name: "container-user", env: []string{"CODEMODE_CONTAINER_USER", "MCP_BRIDGE_CONTAINER_USER"}, def: "65534:65534", kind: kString,
+		{name: "container-user", group: GroupSandbox, env: []string{"CODEMODE_CONTAINER_USER", "MCP_BRIDGE_CONTAINER_USER"}, def: "65534:65534", kind: kString,
 			doc: "user:group inside container sandboxes", apply: func(s *Settings, v any) { s.ContainerUser = v.(string) }},
-		{name: "output-limit", env: []string{"CODEMODE_OUTPUT_LIMIT"}, def: "64k", kind: kBytes,
+		{name: "output-limit", group: GroupCall, env: []string{"CODEMODE_OUTPUT_LIMIT"}, def: "64k", kind: kBytes,
 			doc: "bytes of stdout and of stderr returned per call", apply: func(s *Settings, v any) { s.OutputLimit = int(v.(int64)) }},
-		{name: "result-limit", env: []string{"CODEMODE_RESULT_LIMIT"}, def: "24000", kind: kInt,
+		{name: "result-limit", group: GroupCall, env: []string{"CODEMODE_RESULT_LIMIT"}, def: "24000", kind: kInt,
 			doc: "characters of a whole run_python result (text, links and structuredContent; 0 = no limit); the middle of long output is cut and the full output linked", apply: func(s *Settings, v any) { s.ResultLimit = v.(int) }},
-		{name: "output-mode", env: []string{"CODEMODE_OUTPUT_MODE", "MCP_BRIDGE_OUTPUT_MODE"}, def: "compact", kind: kString,
+		{name: "output-mode", group: GroupCall, env: []string{"CODEMODE_OUTPUT_MODE", "MCP_BRIDGE_OUTPUT_MODE"}, def: "compact", kind: kString,
 			enum: []Choice{{Name: "compact"}, {Name: "toon"}},
 			doc:  "result text format", apply: func(s *Settings, v any) { s.OutputMode = v.(string) }},
-		{name: "image-max-pixels", env: []string{"CODEMODE_IMAGE_MAX_PIXELS"}, def: "1000000", kind: kInt,
+		{name: "image-max-pixels", group: GroupCall, env: []string{"CODEMODE_IMAGE_MAX_PIXELS"}, def: "1000000", kind: kInt,
 			doc: "images returned by code are downscaled above this many pixels", apply: func(s *Settings, v any) { s.ImageMaxPixels = v.(int) }},
-		{name: "image-max-bytes", env: []string{"CODEMODE_IMAGE_MAX_BYTES"}, def: "1m", kind: kBytes,
+		{name: "image-max-bytes", group: GroupCall, env: []string{"CODEMODE_IMAGE_MAX_BYTES"}, def: "1m", kind: kBytes,
 			doc: "... and until their PNG fits this size", apply: func(s *Settings, v any) { s.ImageMaxBytes = int(v.(int64)) }},
-		{name: "output-spool", env: []string{"CODEMODE_OUTPUT_SPOOL"}, def: "16m", kind: kBytes,
+		{name: "output-spool", group: GroupCall, env: []string{"CODEMODE_OUTPUT_SPOOL"}, def: "16m", kind: kBytes,
 			doc: "output beyond output-limit is kept, up to this size per stream, as a session file", apply: func(s *Settings, v any) { s.OutputSpool = int(v.(int64)) }},
-		{name: "data-dir", env: []string{"CODEMODE_DATA_DIR"}, kind: kPath,
+		{name: "data-dir", group: GroupSandbox, env: []string{"CODEMODE_DATA_DIR"}, kind: kPath,
 			doc: "host directory mounted read-only at /workspace/data", apply: func(s *Settings, v any) { s.DataDir = v.(string) }},
-		{name: "data-dir-writable", env: []string{"CODEMODE_DATA_DIR_WRITABLE"}, def: "false", kind: kBool,
+		{name: "data-dir-writable", group: GroupSandbox, env: []string{"CODEMODE_DATA_DIR_WRITABLE"}, def: "false", kind: kBool,
 			doc: "mount data-dir read-write (it must be writable by the sandbox's host uid)", apply: func(s *Settings, v any) { s.DataWritable = v.(bool) }},
-		{name: "http", env: []string{"CODEMODE_HTTP"}, kind: kString,
+		{name: "http", group: GroupHTTP, env: []string{"CODEMODE_HTTP"}, kind: kString,
 			doc: "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio", apply: func(s *Settings, v any) { s.HTTP = v.(string) }},
-		{name: "http-path", env: []string{"CODEMODE_HTTP_PATH"}, def: "/mcp", kind: kString,
+		{name: "http-path", group: GroupHTTP, env: []string{"CODEMODE_HTTP_PATH"}, def: "/mcp", kind: kString,
 			doc: "path of the MCP endpoint", apply: func(s *Settings, v any) { s.HTTPPath = v.(string) }},
-		{name: "tokens-file", env: []string{"CODEMODE_TOKENS_FILE"}, kind: kPath,
+		{name: "tokens-file", group: GroupHTTP, env: []string{"CODEMODE_TOKENS_FILE"}, kind: kPath,
 			doc: "bearer tokens for HTTP clients, one \"name token\" per line", apply: func(s *Settings, v any) { s.TokensFile = v.(string) }},
-		{name: "tokens", env: []string{"CODEMODE_TOKENS"}, kind: kString,
+		{name: "tokens", group: GroupHTTP, env: []string{"CODEMODE_TOKENS"}, kind: kString,
 			doc: "bearer tokens for HTTP clients as name:token,name:token", apply: func(s *Settings, v any) { s.Tokens = v.(string) }},
-		{name: "oauth-client-metadata-url", env: []string{"CODEMODE_OAUTH_CLIENT_METADATA_URL"}, kind: kString,
+		{name: "oauth-client-metadata-url", group: GroupGeneral, env: []string{"CODEMODE_OAUTH_CLIENT_METADATA_URL"}, kind: kString,
 			doc: "HTTPS URL of a Client ID Metadata Document naming codemode, used as its client id when signing in to an authorization server that supports them", apply: func(s *Settings, v any) { s.ClientMetadataURL = v.(string) }},
-		{name: "oauth-issuer", env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
+		{name: "oauth-issuer", group: GroupHTTP, env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
 			doc: "also accept JWT access tokens issued by this OAuth authorization server (its RFC 8414 or OpenID metadata names the keys)", apply: func(s *Settings, v any) { s.OAuthIssuer = v.(string) }},
-		{name: "oauth-audience", env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,
+		{name: "oauth-audience", group: GroupHTTP, env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,
 			doc: "the audience (aud) OAuth access tokens must carry; default: public-url", apply: func(s *Settings, v any) { s.OAuthAudience = v.(string) }},
-		{name: "oauth-scopes", env: []string{"CODEMODE_OAUTH_SCOPES"}, kind: kString,
+		{name: "oauth-scopes", group: GroupHTTP, env: []string{"CODEMODE_OAUTH_SCOPES"}, kind: kString,
 			doc: "scopes an OAuth access token must grant, comma-separated", apply: func(s *Settings, v any) { s.OAuthScopes = v.(string) }},
-		{name: "public-url", env: []string{"CODEMODE_PUBLIC_URL"}, kind: kString,
+		{name: "public-url", group: GroupHTTP, env: []string{"CODEMODE_PUBLIC_URL"}, kind: kString,
 			doc: "the MCP endpoint's URL as clients reach it (default http://ADDR/PATH)", apply: func(s *Settings, v any) { s.PublicURL = v.(string) }},
-		{name: "allow-unauthenticated", env: []string{"CODEMODE_ALLOW_UNAUTHENTICATED"}, def: "false", kind: kBool,
+		{name: "allow-unauthenticated", group: GroupHTTP, env: []string{"CODEMODE_ALLOW_UNAUTHENTICATED"}, def: "false", kind: kBool,
 			doc: "serve HTTP beyond loopback without tokens (dangerous)", apply: func(s *Settings, v any) { s.AllowUnauth = v.(bool) }},
-		{name: "allowed-origins", env: []string{"CODEMODE_ALLOWED_ORIGINS"}, kind: kString,
+		{name: "allowed-origins", group: GroupHTTP, env: []string{"CODEMODE_ALLOWED_ORIGINS"}, kind: kString,
 			doc: "browser origins allowed to call the HTTP endpoint, comma-separated", apply: func(s *Settings, v any) { s.AllowedOrigins = v.(string) }},
-		{name: "max-client-sessions", env: []string{"CODEMODE_MAX_CLIENT_SESSIONS"}, def: "0", kind: kInt,
+		{name: "max-client-sessions", group: GroupHTTP, env: []string{"CODEMODE_MAX_CLIENT_SESSIONS"}, def: "0", kind: kInt,
 			doc: "sessions one HTTP client (token) may hold (0 = max-sessions)", apply: func(s *Settings, v any) { s.MaxClientSessions = v.(int) }},
-		{name: "max-client-calls", env: []string{"CODEMODE_MAX_CLIENT_CALLS"}, def: "8", kind: kInt,
+		{name: "max-client-calls", group: GroupHTTP, env: []string{"CODEMODE_MAX_CLIENT_CALLS"}, def: "8", kind: kInt,
 			doc: "concurrent run_python calls of one HTTP client (token)", apply: func(s *Settings, v any) { s.MaxClientCalls = v.(int) }},
-		{name: "max-request-bytes", env: []string{"CODEMODE_MAX_REQUEST_BYTES"}, def: "16m", kind: kBytes,
+		{name: "max-request-bytes", group: GroupHTTP, env: []string{"CODEMODE_MAX_REQUEST_BYTES"}, def: "16m", kind: kBytes,
 			doc: "largest HTTP request body", apply: func(s *Settings, v any) { s.MaxRequestBytes = v.(int64) }},
-		{name: "http-session-timeout", env: []string{"CODEMODE_HTTP_SESSION_TIMEOUT"}, def: "10m", kind: kDuration,
+		{name: "http-session-timeout", group: GroupHTTP, env: []string{"CODEMODE_HTTP_SESSION_TIMEOUT"}, def: "10m", kind: kDuration,
 			doc: "close an HTTP client's MCP session (and its sandboxes) after this long without requests", apply: func(s *Settings, v any) { s.HTTPSessionTimeout = v.(time.Duration) }},
-		{name: "log-level", env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
+		{name: "log-level", group: GroupGeneral, env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
 			doc: "debug, info, warn or error", apply: func(s *Settings, v any) { s.LogLevel = v.(slog.Level) }},
-		{name: "state-dir", env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
+		{name: "state-dir", group: GroupGeneral, env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
 			doc: "where codemode keeps saved tools, memory and sign-in tokens (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
-		{name: "allow-weaker-sandbox", env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
+		{name: "allow-weaker-sandbox", group: GroupSandbox, env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
 			doc: "start even when the backend cannot enforce every default protection", apply: func(s *Settings, v any) { s.AllowWeaker = v.(bool) }},
-		{name: "server-start-timeout", env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
+		{name: "server-start-timeout", group: GroupCall, env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
 			doc: "how long a downstream MCP server may take to start, initialize and list its tools", apply: func(s *Settings, v any) { s.ServerStart = v.(time.Duration) }},
-		{name: "tool-timeout", env: []string{"CODEMODE_TOOL_TIMEOUT"}, def: "120s", kind: kDuration,
+		{name: "tool-timeout", group: GroupCall, env: []string{"CODEMODE_TOOL_TIMEOUT"}, def: "120s", kind: kDuration,
 			doc: "how long one downstream tool call may take (a server's own setting wins)", apply: func(s *Settings, v any) { s.ToolTimeout = v.(time.Duration) }},
-		{name: "policy", env: []string{"CODEMODE_POLICY"}, kind: kPath,
+		{name: "policy", group: GroupCall, env: []string{"CODEMODE_POLICY"}, kind: kPath,
 			doc: "policy file (TOML, JSON or YAML) deciding every tool call made from code; reloaded on change and SIGHUP", apply: func(s *Settings, v any) { s.Policy = v.(string) }},
-		{name: "audit-log", env: []string{"CODEMODE_AUDIT_LOG"}, kind: kPath,
+		{name: "audit-log", group: GroupCall, env: []string{"CODEMODE_AUDIT_LOG"}, kind: kPath,
 			doc: "append a hash-chained JSON line per policy decision and per completed tool call (check with `codemode audit verify`)", apply: func(s *Settings, v any) { s.AuditLog = v.(string) }},
-		{name: "audit-max-bytes", env: []string{"CODEMODE_AUDIT_MAX_BYTES"}, def: "100m", kind: kBytes,
+		{name: "audit-max-bytes", group: GroupCall, env: []string{"CODEMODE_AUDIT_MAX_BYTES"}, def: "100m", kind: kBytes,
 			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
-		{name: "approval-timeout", env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
+		{name: "approval-timeout", group: GroupCall, env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
 			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
-		{name: "disable-landlock", env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
+		{name: "catalog", group: GroupCall, env: []string{"CODEMODE_CATALOG"}, kind: kString,
+			doc: "MCP server catalogs code may add servers from: files of server.json documents or registry base URLs, comma-separated", apply: func(s *Settings, v any) { s.Catalogs = splitList(v.(string)) }},
+		{name: "npm-prefix", group: GroupCall, env: []string{"CODEMODE_NPM_PREFIX"}, kind: kPath,
+			doc: "a directory whose node_modules holds npm packages: catalog entries found there run from it instead of through npx", apply: func(s *Settings, v any) { s.NPMPrefix = v.(string) }},
+		{name: "metrics", group: GroupGeneral, env: []string{"CODEMODE_METRICS"}, kind: kString,
+			doc: "serve Prometheus metrics at http://ADDR/metrics (in HTTP mode they are also at /metrics on the main listener)", apply: func(s *Settings, v any) { s.Metrics = v.(string) }},
+		{name: "otlp-endpoint", group: GroupGeneral, env: []string{"CODEMODE_OTLP_ENDPOINT"}, kind: kString,
+			doc: "export traces over OTLP to this URL (http://host:4318, or host:4317 with OTEL_EXPORTER_OTLP_PROTOCOL=grpc); the standard OTEL_EXPORTER_OTLP_* variables work too", apply: func(s *Settings, v any) { s.OTLPEndpoint = v.(string) }},
+		{name: "trace-content", group: GroupGeneral, env: []string{"CODEMODE_TRACE_CONTENT"}, def: "false", kind: kBool,
+			doc: "record the code and tool arguments in spans (they may hold secrets)", apply: func(s *Settings, v any) { s.TraceContent = v.(bool) }},
+		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 	}
 }
@@ -290,6 +319,19 @@ func (r Registry) Doc(name string) string {
 		d += " [" + strings.Join(s.env, ", ") + "]"
 	}
 	return d
+}
+
+// Group returns the group a setting belongs to.
+func (r Registry) Group(name string) Group {
+	s, _ := r.lookup(name)
+	return s.group
+}
+
+// IsBool reports whether a setting is on/off, so its flag takes no value
+// ("--x" means true, "--x=false" false).
+func (r Registry) IsBool(name string) bool {
+	s, _ := r.lookup(name)
+	return s.kind == kBool
 }
 
 // Default returns a setting's default as text.
@@ -347,6 +389,17 @@ func (r Registry) Load(flags map[string]string, env Env) (Settings, []Source, er
 		return Settings{}, nil, err
 	}
 	return s, sources, nil
+}
+
+// splitList reads a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func defaultStateDir(env Env) string {

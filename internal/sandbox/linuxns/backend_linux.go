@@ -270,7 +270,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, probe bool) (_ *
 		}()
 	}
 
-	s, err := b.spawn(spec.ID, hostUID, hostGID)
+	s, err := b.spawn(spec.ID, hostUID, hostGID, cfg.Rootfs)
 	if err != nil {
 		return nil, initStatus{}, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
@@ -342,7 +342,7 @@ func countProcesses(uid int) int {
 // spawn starts the init process with its pipes. It runs on a dedicated,
 // permanently locked OS thread: the init's parent-death signal fires when the
 // thread that forked it exits, and Go may retire ordinary threads.
-func (b *Backend) spawn(id string, hostUID, hostGID int) (*session, error) {
+func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string) (*session, error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -365,6 +365,20 @@ func (b *Backend) spawn(id string, hostUID, hostGID int) (*session, error) {
 		closeAll()
 		return nil, err
 	}
+	extra := []*os.File{configR, statusW}
+	if rootfs != "" {
+		// A detached copy of the tree, made here by the host's user: the
+		// init attaches it, so a rootfs under a directory the sandbox's uid
+		// cannot search (root's 0700 home) still works.
+		fd, err := unix.OpenTree(unix.AT_FDCWD, rootfs, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("opening rootfs %s: %w", rootfs, err)
+		}
+		dir := os.NewFile(uintptr(fd), rootfs)
+		defer dir.Close()
+		extra = append(extra, dir) // fd 5 in the init (rootfsFD)
+	}
 	cmd := &exec.Cmd{
 		Path:       b.opts.InitBinary,
 		Args:       []string{InitArg0},
@@ -372,7 +386,7 @@ func (b *Backend) spawn(id string, hostUID, hostGID int) (*session, error) {
 		Stdin:      stdinR,
 		Stdout:     stdoutW,
 		Stderr:     stderrW,
-		ExtraFiles: []*os.File{configR, statusW},
+		ExtraFiles: extra,
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 				syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,

@@ -21,6 +21,7 @@ import (
 const (
 	stagingDir = "/tmp"     // mounted over (in the init's private mount namespace only)
 	oldRoot    = "/oldroot" // the host's tree, after the first pivot
+	rootfsFD   = 5          // the rootfs tree, detached by the host (after config 3 and status 4)
 	newRoot    = "/newroot" // the sandbox's root, before the second pivot
 )
 
@@ -241,7 +242,18 @@ var specialDirs = map[string]bool{"proc": true, "dev": true, "sys": true, "tmp":
 // populateFromRootfs exposes every top-level entry of a root filesystem
 // directory (e.g. an unpacked Python image) read-only.
 func populateFromRootfs(cfg *initConfig) error {
-	src := oldRoot + cfg.Rootfs
+	// The host handed over a detached copy of the tree: attach it at a
+	// staging point (no directory above the rootfs needs to be searchable
+	// by the sandbox's uid), expose its entries, then drop the staging
+	// mount.
+	const src = "/rootfs"
+	if err := os.Mkdir(src, 0o755); err != nil {
+		return fmt.Errorf("staging the rootfs: %w", err)
+	}
+	if err := unix.MoveMount(rootfsFD, "", unix.AT_FDCWD, src, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attaching rootfs %s: %w", cfg.Rootfs, err)
+	}
+	defer unix.Unmount(src, unix.MNT_DETACH)
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		return fmt.Errorf("reading rootfs %s: %w", cfg.Rootfs, err)
