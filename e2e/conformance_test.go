@@ -36,7 +36,7 @@ const (
 func TestConformance(t *testing.T) {
 	node := testenv.Node(t)
 	suite := npmBin(t, "@modelcontextprotocol/conformance", "conformance")
-	baseline := readConformanceBaseline(t, conformanceBaseline)
+	baseline := readConformanceBaseline(t, conformanceBaseline, "server")
 	scenarios := conformanceScenarios(t, node, suite)
 	for name := range baseline {
 		if !slices.Contains(scenarios, name) {
@@ -221,9 +221,10 @@ func readConformanceResults(t *testing.T, dir string) map[string]scenarioResult 
 }
 
 // readConformanceBaseline reads the expected failures, scenario -> reason.
-// It accepts the subset of YAML the file uses: comments, a "server:" key and
+// It accepts the subset of YAML the file uses: comments, a "server:" (or
+// "client:", the section) key and
 // "  - scenario  # reason" items.
-func readConformanceBaseline(t *testing.T, path string) map[string]string {
+func readConformanceBaseline(t *testing.T, path, section string) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -238,7 +239,7 @@ func readConformanceBaseline(t *testing.T, path string) map[string]string {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case trimmed == "" || strings.HasPrefix(trimmed, "#"):
-		case line == "server:":
+		case line == section+":":
 			inServer = true
 		case inServer && strings.HasPrefix(trimmed, "- "):
 			item, reason, _ := strings.Cut(strings.TrimPrefix(trimmed, "- "), "#")
@@ -251,7 +252,7 @@ func readConformanceBaseline(t *testing.T, path string) map[string]string {
 			}
 			baseline[name] = reason
 		default:
-			t.Fatalf("%s:%d: unexpected line %q (only server scenarios are tested)", path, n, line)
+			t.Fatalf("%s:%d: unexpected line %q (only %s scenarios are listed here)", path, n, line, section)
 		}
 	}
 	if err := sc.Err(); err != nil {

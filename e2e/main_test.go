@@ -24,6 +24,8 @@ var codemodeBin string
 func TestMain(m *testing.M) {
 	// The test binary doubles as a downstream MCP server for codemode.
 	downstreamtest.MaybeServe()
+	// And as the conformance suite's client under test.
+	maybeConformanceClient()
 	// Every test here runs the built binary's sandboxes, most with real MCP
 	// servers or container engines: minutes, and more than Go.
 	flag.Parse()

@@ -109,9 +109,11 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	}
 	limits := sandboxLimits(s)
 	docs := tooldocs.NewCatalog(nil)
+	tokens := SignInStore(s, in.Environ)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
+		SignIn: tokens, Login: clientLogin(s, tokens),
 		Logger: log.With("component", "downstream"), Ended: tel.ServerEnded,
 	})
 	pool.WatchTools(tel.ToolsLoaded)

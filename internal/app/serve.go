@@ -16,6 +16,7 @@ import (
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
+	"github.com/codemode/codemode/internal/signin"
 )
 
 // CheckHTTP refuses an unsafe HTTP configuration (code execution exposed
@@ -69,9 +70,10 @@ func (a *App) Run(ctx context.Context, code string, stdout, stderr io.Writer) *e
 
 // ProbeServers starts every server of res at once, each within timeout,
 // stops them all, and returns each one's state by name.
-func ProbeServers(ctx context.Context, res *serverconfig.Result, environ []string, timeout time.Duration) map[string]string {
+// Remote servers use the tokens of store (nil for none).
+func ProbeServers(ctx context.Context, res *serverconfig.Result, environ []string, timeout time.Duration, store *signin.Store) map[string]string {
 	pool := downstream.New(downstream.Options{Servers: res.Servers, StartTimeout: timeout, BaseEnv: environ,
-		AllowSelf: res.AllowSelf, ClientName: "codemode", ClientVersion: Version})
+		AllowSelf: res.AllowSelf, ClientName: "codemode", ClientVersion: Version, SignIn: store})
 	defer pool.Close()
 	var wg sync.WaitGroup
 	for _, s := range res.Servers {
@@ -85,6 +87,14 @@ func ProbeServers(ctx context.Context, res *serverconfig.Result, environ []strin
 	states := make(map[string]string, len(res.Servers))
 	for _, s := range res.Servers {
 		states[s.Name] = pool.State(s.Name)
+	}
+	if store == nil {
+		return states
+	}
+	for _, s := range RemoteServers(res) {
+		if st, err := store.Describe([]string{s.Name}); err == nil && st[0].SignedIn {
+			states[s.Name] += "; " + strings.TrimPrefix(st[0].String(), s.Name+": ")
+		}
 	}
 	return states
 }

@@ -238,8 +238,11 @@ func (s *Service) start(ctx context.Context, caller hostrpc.Caller, e Entry, cfg
 }
 
 // unauthorized reports a start that failed on HTTP 401: the server wants
-// a sign-in.
+// a sign-in (auth_required where the pool keeps sign-ins).
 func unauthorized(err error) bool {
+	if he := (*hostrpc.Error)(nil); errors.As(err, &he) && he.Kind == "auth_required" {
+		return true
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "401") || strings.Contains(msg, http.StatusText(http.StatusUnauthorized))
 }

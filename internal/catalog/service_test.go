@@ -12,6 +12,7 @@ import (
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/policy"
 	"github.com/codemode/codemode/internal/proxy"
+	"github.com/codemode/codemode/internal/signin"
 	"github.com/codemode/codemode/internal/tooldocs"
 )
 
@@ -31,14 +32,21 @@ func TestAddRemoteNeedsSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := downstream.New(downstream.Options{})
+	// Without sign-ins kept, and with them (the start fails auth_required).
+	for _, opts := range []downstream.Options{{}, {SignIn: signin.NewStore(t.TempDir(), nil)}} {
+		addRemoteNeedsSignIn(t, srv.URL, p, opts)
+	}
+}
+
+func addRemoteNeedsSignIn(t *testing.T, url string, p *policy.Policy, opts downstream.Options) {
+	pool := downstream.New(opts)
 	defer pool.Close()
 	px := proxy.New(proxy.Options{Pool: pool, Catalog: tooldocs.NewCatalog(nil)})
 	svc := NewService(ServiceOptions{
-		Catalog: New([]Entry{{Name: "com.example/private", Description: "a private remote", Remotes: []Remote{{Type: "streamable-http", URL: srv.URL}}}}),
+		Catalog: New([]Entry{{Name: "com.example/private", Description: "a private remote", Remotes: []Remote{{Type: "streamable-http", URL: url}}}}),
 		Servers: px, Decider: gate.New(gate.Options{Policy: allowAll{p}}),
 	})
-	_, err = svc.Add(context.Background(), hostrpc.Caller{Principal: "alice"}, AddRequest{Name: "private"})
+	_, err := svc.Add(context.Background(), hostrpc.Caller{Principal: "alice"}, AddRequest{Name: "private"})
 	w := hostrpc.ToWire(err)
 	if err == nil || w.Kind != "needs_sign_in" || !strings.Contains(w.Message, "needs sign-in") {
 		t.Fatalf("Add: %+v", w)

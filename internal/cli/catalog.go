@@ -105,7 +105,7 @@ func catalogAdd(ctx context.Context, cat *catalog.Catalog, name string, env map[
 	if err != nil {
 		return err
 	}
-	states := app.ProbeServers(ctx, &serverconfig.Result{Servers: []serverconfig.Server{cfg}}, sio.Environ, s.ServerStart)
+	states := app.ProbeServers(ctx, &serverconfig.Result{Servers: []serverconfig.Server{cfg}}, sio.Environ, s.ServerStart, nil)
 	fmt.Fprintf(sio.Stderr, "%s: %s\n", server, states[server])
 	if !write {
 		return writeJSON(sio.Stdout, map[string]any{"mcpServers": map[string]any{server: e.ConfigEntry(cfg)}})

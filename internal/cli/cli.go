@@ -80,6 +80,10 @@ func commands() []command {
 			{"policy check FILE", "report syntax and condition errors with their line"},
 			{"policy explain FILE --server S --tool T [--args JSON]", "print the decision and the rule"},
 		}, policyCmd},
+		{"auth", [][2]string{
+			{"auth login SERVER [--no-browser]", "sign in to a remote MCP server that requires OAuth (opens $BROWSER; --no-browser prints the URL and reads where the browser ended)"},
+			{"auth status [--json] | logout SERVER", "show each remote server's sign-in and token expiry; forget a server's tokens"},
+		}, authCmd},
 		{"catalog", [][2]string{{"catalog search QUERY | show NAME | add NAME [--write]", "find servers in --catalog, add one to codemode's config"}}, noCode(catalogCmd)},
 		{"audit", [][2]string{{"audit verify FILE", "check an audit log's hash chain (exit 1 naming the first bad line)"}}, auditCmd},
 		{"version", [][2]string{{"version", "print the release, the commit and the Go version"}}, func(_ context.Context, _ []string, sio IO) (int, error) {
@@ -434,7 +438,11 @@ func listServers(ctx context.Context, args []string, sio IO) error {
 	}
 	var state func(string) string
 	if *probe {
-		states := app.ProbeServers(ctx, res, sio.Environ, *timeout)
+		s, _, err := loadSettings(nil, sio)
+		if err != nil {
+			return err
+		}
+		states := app.ProbeServers(ctx, res, sio.Environ, *timeout, app.SignInStore(s, sio.Environ))
 		state = func(name string) string { return states[name] }
 	}
 	if *asJSON {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/signin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,6 +44,13 @@ type Options struct {
 	// MaxMessageBytes bounds one JSON-RPC message from a stdio server
 	// (default 64 MiB).
 	MaxMessageBytes int
+	// SignIn keeps the OAuth tokens of remote servers (codemode auth
+	// login); nil sends no tokens.
+	SignIn *signin.Store
+	// Login, if set, signs in to a server, showing the user the
+	// authorization URL with open; a call that needs sign-in uses it when
+	// its client can open URLs (URL-mode elicitation).
+	Login func(ctx context.Context, server serverconfig.Server, open func(ctx context.Context, url string) error) error
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
 	// Ended, if set, learns of a server that ended unexpectedly (it
@@ -61,7 +69,7 @@ var (
 // Error is a failure of one server or call, safe to show to sandboxed code.
 type Error struct {
 	Server, Tool string
-	Kind         string // "unknown_server", "start", "timeout", "crashed", "transport", "self", "closed"
+	Kind         string // "unknown_server", "start", "timeout", "crashed", "transport", "self", "closed", "auth_required"
 	Err          error
 }
 
@@ -123,7 +131,7 @@ func New(opts Options) *Pool {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	for _, cfg := range opts.Servers {
-		p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: p.log.With("server", cfg.Name)}
+		p.servers[cfg.Name] = p.newServer(cfg)
 	}
 	return p
 }
@@ -139,8 +147,13 @@ func (p *Pool) Add(cfg serverconfig.Server) error {
 	if _, dup := p.servers[cfg.Name]; dup {
 		return fmt.Errorf("downstream: add %s: a server of that name exists", cfg.Name)
 	}
-	p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: p.log.With("server", cfg.Name)}
+	p.servers[cfg.Name] = p.newServer(cfg)
 	return nil
+}
+
+func (p *Pool) newServer(cfg serverconfig.Server) *server {
+	log := p.log.With("server", cfg.Name)
+	return &server{pool: p, cfg: cfg, log: log, relay: &relay{server: cfg.Name, log: log}}
 }
 
 // Remove stops a server and forgets it (an added server that failed to

@@ -15,7 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/serverconfig"
+	"github.com/codemode/codemode/internal/signin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,6 +29,9 @@ type server struct {
 	pool *Pool
 	cfg  serverconfig.Server
 	log  *slog.Logger
+	// relay passes the server's questions and progress to the client of
+	// the run_python call that made the nested call.
+	relay *relay
 
 	mu       sync.Mutex
 	conn     *connection   // nil when not running
@@ -39,6 +44,9 @@ type server struct {
 	dropped  string // why the server may not be used at all
 	stopped  bool
 	about    string // what the server said of itself at its last start
+	signIns  int    // sign-ins completed through a client
+
+	signInMu sync.Mutex // one sign-in through a client at a time
 }
 
 // connection is one live session with its process (stdio servers).
@@ -138,6 +146,13 @@ func (s *server) start(done chan struct{}) {
 	if err == nil && s.stopped {
 		err = ErrClosed
 	}
+	var need *signin.RequiredError
+	if errors.As(err, &need) {
+		// Not a failure of the server: it starts as soon as the user signs in.
+		s.lastErr = &Error{Server: s.cfg.Name, Kind: "auth_required", Err: need}
+		s.log.Info("MCP server requires sign-in", "reason", need.Reason)
+		return
+	}
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) || e.Kind != "self" {
@@ -167,9 +182,21 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 		}
 		transport = t
 	case serverconfig.TransportHTTP:
-		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+		if s.pool.opts.SignIn != nil {
+			t.OAuthHandler = signin.NewHandler(s.cfg.Name, s.pool.opts.SignIn, nil)
+		}
+		transport = t
 	case serverconfig.TransportSSE:
-		transport = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+		client := s.httpClient()
+		if s.pool.opts.SignIn != nil {
+			var base http.RoundTripper
+			if client != nil {
+				base = client.Transport
+			}
+			client = &http.Client{Transport: &signin.Transport{Base: base, Handler: signin.NewHandler(s.cfg.Name, s.pool.opts.SignIn, nil)}}
+		}
+		transport = outliving{&mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
 	default:
 		return nil, nil, fmt.Errorf("server %s: unsupported transport %q", s.cfg.Name, s.cfg.Transport)
 	}
@@ -186,6 +213,17 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 	client := mcp.NewClient(&mcp.Implementation{Name: s.pool.opts.ClientName, Version: s.pool.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:                 slog.New(slog.DiscardHandler),
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go s.refreshAfterChange() },
+		Capabilities: &mcp.ClientCapabilities{
+			// The SDK's default, kept: setting Capabilities would drop it.
+			//lint:ignore SA1019 servers of older protocols still read roots
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		ElicitationHandler:          s.relay.elicit,
+		ElicitationCompleteHandler:  s.relay.complete,
+		ProgressNotificationHandler: s.relay.progress,
+		//lint:ignore SA1019 servers of older protocols still log this way
+		LoggingMessageHandler: s.relay.logMessage,
 	})
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
@@ -241,6 +279,27 @@ func (s *server) startProcess(c *connection) (mcp.Transport, error) {
 
 func (s *server) httpClient() *http.Client {
 	return &http.Client{Transport: traceTransport{headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}}
+}
+
+// outliving connects its transport with a context that ends with the
+// start only while connecting: the SSE transport's event stream lives as
+// long as the context its Connect was given, and the start's ends when the
+// start does.
+type outliving struct{ mcp.Transport }
+
+func (o outliving) Connect(ctx context.Context) (mcp.Connection, error) {
+	live, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := o.Transport.Connect(live)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			conn.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return conn, nil
 }
 
 type headerTransport struct {
@@ -381,6 +440,10 @@ func (s *server) state() string {
 	case s.conn != nil:
 		return fmt.Sprintf("running (%d tools)", len(s.tools))
 	case s.lastErr != nil:
+		var need *signin.RequiredError
+		if errors.As(s.lastErr, &need) {
+			return "sign-in required: " + need.Error()
+		}
 		return "failed: " + s.lastErr.Error()
 	}
 	return "stopped"
@@ -397,6 +460,9 @@ func (s *server) toolList(ctx context.Context, live bool) ([]*mcp.Tool, error) {
 		s.mu.Unlock()
 	}
 	c, err := s.session(ctx)
+	if needsSignIn(err) && s.signInThroughClient(ctx) {
+		c, err = s.session(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -447,6 +513,14 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 		return nil, &Error{Server: s.cfg.Name, Tool: tool, Kind: "unknown_tool",
 			Err: fmt.Errorf("tool %s of server %s is excluded by the configuration", tool, s.cfg.Name)}
 	}
+	res, err := s.callOnce(ctx, tool, args)
+	if needsSignIn(err) && s.signInThroughClient(ctx) {
+		res, err = s.callOnce(ctx, tool, args)
+	}
+	return res, err
+}
+
+func (s *server) callOnce(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
 	c, err := s.session(ctx)
 	if err != nil {
 		return nil, err
@@ -457,7 +531,14 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := c.cs.CallTool(callCtx, &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool, Arguments: args}
+	who := peer.From(ctx)
+	token, end := s.relay.begin(who, tool)
+	defer end()
+	if who != nil && who.Progress != nil {
+		params.SetProgressToken(token)
+	}
+	res, err := c.cs.CallTool(callCtx, params)
 	if err != nil {
 		e := s.callError(tool, callCtx, err)
 		if e.Kind == "timeout" {
@@ -471,7 +552,10 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // callError classifies a failed request.
 func (s *server) callError(tool string, ctx context.Context, err error) *Error {
 	e := &Error{Server: s.cfg.Name, Tool: tool, Kind: "transport", Err: err}
+	var need *signin.RequiredError
 	switch {
+	case errors.As(err, &need):
+		e.Kind, e.Err = "auth_required", need
 	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) || !s.isCurrent(err):
 		e.Kind = "crashed"

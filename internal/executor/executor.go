@@ -114,6 +114,10 @@ type ProgressUpdate struct {
 	Progress, Total float64 // Total is 0 when unknown
 	Message         string
 	FromCode        bool // reported by runtime.progress(), not the elapsed-time ticker
+	// Relayed is a downstream server's progress of a nested call: its
+	// values count that call's steps, not the run's, so only its message
+	// carries them.
+	Relayed bool
 }
 
 // DefaultSession is the session name used when a call names none.

@@ -204,11 +204,23 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			if elicit != nil {
 				who.Elicit = elicit
 			}
+			report := progressReporter(ctx, req)
+			var finished atomic.Bool
+			if report != nil {
+				// Nested calls' progress counts as the code's own, until
+				// the run has its result.
+				who.Progress = func(progress, total float64, message string) {
+					if !finished.Load() {
+						report(executor.ProgressUpdate{Progress: progress, Total: total, Message: message, FromCode: true, Relayed: true})
+					}
+				}
+			}
 			ctx = peer.With(ctx, who)
+			defer finished.Store(true)
 			return s.opts.Executor.Run(ctx, executor.Request{
 				Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
 				Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
-				Principal: client, Progress: progressReporter(ctx, req),
+				Principal: client, Progress: report,
 			})
 		}
 		if canAsk, inResult := peer.Asking(req.Session); canAsk && inResult {
@@ -253,7 +265,8 @@ func (s *Server) toolResult(res *executor.Result) *mcp.CallToolResult {
 // progressReporter sends notifications/progress when the client asked for
 // them (it sent a progress token). Progress values must increase: elapsed
 // seconds are reported until the code reports its own progress, whose values
-// are passed on only when they grow.
+// are passed on only when they grow; a nested call's relayed report counts
+// one step.
 func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(executor.ProgressUpdate) {
 	if req.Params == nil || req.Session == nil {
 		return nil
@@ -272,6 +285,10 @@ func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(execut
 			fromCode = true
 		} else if fromCode {
 			return // the elapsed-time ticker yields to the code's own reports
+		}
+		if u.Relayed {
+			// One step of the run per report: progress must increase.
+			u.Progress, u.Total = last+1, 0
 		}
 		if u.Progress <= last {
 			return

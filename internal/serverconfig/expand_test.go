@@ -1,6 +1,7 @@
 package serverconfig
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -136,5 +137,44 @@ func TestParseDotenv(t *testing.T) {
 	}
 	if _, err := parseDotenv([]byte("A=1\nnot a pair\n")); err == nil || err.Error() != "line 2: want KEY=value" {
 		t.Errorf("parseDotenv(bad line) error = %v", err)
+	}
+}
+
+func TestOAuthEntry(t *testing.T) {
+	env := Env{Vars: map[string]string{"SECRET": "s3"}}
+	ec := &entryContext{env: env, x: &expander{lookup: env.lookup}}
+	tests := []struct {
+		name  string
+		oauth any
+		want  *OAuth
+		skip  string // part of the reason the entry is skipped
+	}{
+		{name: "none"},
+		{name: "pre-registered", oauth: map[string]any{"clientId": "cid", "clientSecret": "${SECRET}", "scopes": []any{"read", "write"}},
+			want: &OAuth{ClientID: "cid", ClientSecret: "s3", Scopes: []string{"read", "write"}}},
+		{name: "scopes only", oauth: map[string]any{"scopes": []any{"read"}}, want: &OAuth{Scopes: []string{"read"}}},
+		{name: "not an object", oauth: "cid", skip: "oauth: want an object"},
+		{name: "bad scopes", oauth: map[string]any{"scopes": "read"}, skip: "oauth.scopes: want a list of strings"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := map[string]any{"url": "https://h.example/mcp"}
+			if tc.oauth != nil {
+				raw["oauth"] = tc.oauth
+			}
+			d := decodeEntry("r", raw, ec)
+			if tc.skip != "" {
+				if !strings.Contains(d.detail, tc.skip) {
+					t.Fatalf("skip = %q %q, want %q", d.skip, d.detail, tc.skip)
+				}
+				return
+			}
+			if d.skip != "" {
+				t.Fatalf("skipped: %s %s", d.skip, d.detail)
+			}
+			if diff := cmp.Diff(tc.want, d.server.OAuth); diff != "" {
+				t.Errorf("oauth (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -119,6 +119,8 @@ func FuzzParseJSONConfig(f *testing.F) {
 		`{"projects": {"/p": {"mcpServers": {"l": {"command": "x", "cwd": "~/w"}}}}}`,
 		`{"mcp": {"allowed": ["a"], "excluded": ["b"]}, "mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}}`,
 		`{"mcpServers": {"t": {"command": "x", "startup_timeout_sec": -1, "args": [1, true, null]}}}`,
+		`{"mcpServers": {"o": {"url": "https://h/mcp", "oauth": {"clientId": "c", "clientSecret": "${S}", "scopes": ["a", 1]}}}}`,
+		`{"mcpServers": {"o": {"url": "https://h/mcp", "oauth": {"scopes": "a"}}, "p": {"url": "https://h", "oauth": 1}}}`,
 		`{"mcpServers": [1]}`, `[]`, `{}`, ``, `{"a": 1} x`, "{\"a\": /* c */ 1,}",
 	} {
 		f.Add([]byte(s))

@@ -250,6 +250,7 @@ func decodeEntry(name string, raw any, ec *entryContext) decoded {
 	envVars := f.strList("env_vars")
 	bearerVar, _ := f.str("bearer_token_env_var")
 	envHeaders := f.strMap("env_http_headers")
+	oauth := f.oauth("oauth")
 	if f.err != nil {
 		return invalid("%v", f.err)
 	}
@@ -351,6 +352,10 @@ func decodeEntry(name string, raw any, ec *entryContext) decoded {
 			if val, ok := ec.env.lookup(envHeaders[h]); ok && val != "" {
 				s.Headers = setKey(s.Headers, h, val)
 			}
+		}
+		if oauth != nil {
+			oauth.ClientID, oauth.ClientSecret = exp(oauth.ClientID), exp(oauth.ClientSecret)
+			s.OAuth = oauth
 		}
 		if bearerVar != "" {
 			if tok, ok := ec.env.lookup(bearerVar); ok && tok != "" {
@@ -522,6 +527,27 @@ func (f *fields) strMap(key string) map[string]string {
 		out[k] = s
 	}
 	return out
+}
+
+// oauth reads member key as an OAuth client configuration.
+func (f *fields) oauth(key string) *OAuth {
+	v, ok := f.m[key]
+	if !ok || v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		f.fail(key, "an object", v)
+		return nil
+	}
+	of := &fields{m: m}
+	o := &OAuth{Scopes: of.strList("scopes")}
+	o.ClientID, _ = of.str("clientId")
+	o.ClientSecret, _ = of.str("clientSecret")
+	if of.err != nil && f.err == nil {
+		f.err = fmt.Errorf("%s.%w", key, of.err)
+	}
+	return o
 }
 
 // duration reads a non-negative number of units.

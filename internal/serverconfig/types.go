@@ -93,6 +93,10 @@ type Server struct {
 	// http and sse
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth holds pre-registered client credentials and scopes for signing
+	// in to the server ("oauth": {"clientId", "clientSecret", "scopes"});
+	// nil lets the authorization server register codemode.
+	OAuth *OAuth `json:"oauth,omitempty"`
 
 	// StartupTimeout and ToolTimeout are zero unless the file sets them
 	// (Codex's startup_timeout_sec and tool_timeout_sec, Gemini CLI's
@@ -110,6 +114,13 @@ type Server struct {
 	Source     string `json:"source"`      // the file that defined it
 	SourceKind string `json:"source_kind"` // Location.Kind, or "flag", "env:CODEMODE_CONFIG", "env:MCP_SERVERS_CONFIG"
 	Scope      Scope  `json:"scope"`
+}
+
+// OAuth is a remote server's OAuth client configuration.
+type OAuth struct {
+	ClientID     string   `json:"clientId,omitempty"`
+	ClientSecret string   `json:"clientSecret,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
 }
 
 // MarshalJSON writes the timeouts as duration strings ("20s").
@@ -230,6 +241,11 @@ func (r *Result) Redacted() *Result {
 	for i, s := range r.Servers {
 		s.Env = redactValues(s.Env)
 		s.Headers = redactValues(s.Headers)
+		if s.OAuth != nil && s.OAuth.ClientSecret != "" {
+			o := *s.OAuth
+			o.ClientSecret = "[redacted]"
+			s.OAuth = &o
+		}
 		c.Servers[i] = s
 	}
 	return &c

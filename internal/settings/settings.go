@@ -79,6 +79,7 @@ type Settings struct {
 	TokensFile         string        // bearer tokens, "name token" per line
 	Tokens             string        // bearer tokens, "name:token,name:token"
 	OAuthIssuer        string        // accept JWT access tokens of this authorization server
+	ClientMetadataURL  string        // codemode's OAuth Client ID Metadata Document, for signing in to servers
 	OAuthAudience      string        // the "aud" they must carry (default: PublicURL)
 	OAuthScopes        string        // scopes they must grant, comma-separated
 	PublicURL          string        // the MCP endpoint's URL as clients reach it
@@ -234,6 +235,8 @@ func declare(backends []Choice) []setting {
 			doc: "bearer tokens for HTTP clients, one \"name token\" per line", apply: func(s *Settings, v any) { s.TokensFile = v.(string) }},
 		{name: "tokens", group: GroupHTTP, env: []string{"CODEMODE_TOKENS"}, kind: kString,
 			doc: "bearer tokens for HTTP clients as name:token,name:token", apply: func(s *Settings, v any) { s.Tokens = v.(string) }},
+		{name: "oauth-client-metadata-url", group: GroupGeneral, env: []string{"CODEMODE_OAUTH_CLIENT_METADATA_URL"}, kind: kString,
+			doc: "HTTPS URL of a Client ID Metadata Document naming codemode, used as its client id when signing in to an authorization server that supports them", apply: func(s *Settings, v any) { s.ClientMetadataURL = v.(string) }},
 		{name: "oauth-issuer", group: GroupHTTP, env: []string{"CODEMODE_OAUTH_ISSUER"}, kind: kString,
 			doc: "also accept JWT access tokens issued by this OAuth authorization server (its RFC 8414 or OpenID metadata names the keys)", apply: func(s *Settings, v any) { s.OAuthIssuer = v.(string) }},
 		{name: "oauth-audience", group: GroupHTTP, env: []string{"CODEMODE_OAUTH_AUDIENCE"}, kind: kString,
@@ -257,7 +260,7 @@ func declare(backends []Choice) []setting {
 		{name: "log-level", group: GroupGeneral, env: []string{"CODEMODE_LOG_LEVEL", "MCP_BRIDGE_LOG_LEVEL"}, def: "info", kind: kLevel,
 			doc: "debug, info, warn or error", apply: func(s *Settings, v any) { s.LogLevel = v.(slog.Level) }},
 		{name: "state-dir", group: GroupGeneral, env: []string{"CODEMODE_STATE_DIR", "MCP_BRIDGE_STATE_DIR"}, kind: kPath,
-			doc: "where codemode keeps saved tools and memory (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
+			doc: "where codemode keeps saved tools, memory and sign-in tokens (default $XDG_STATE_HOME/codemode)", apply: func(s *Settings, v any) { s.StateDir = v.(string) }},
 		{name: "allow-weaker-sandbox", group: GroupSandbox, env: []string{"CODEMODE_ALLOW_WEAKER_SANDBOX"}, def: "false", kind: kBool,
 			doc: "start even when the backend cannot enforce every default protection", apply: func(s *Settings, v any) { s.AllowWeaker = v.(bool) }},
 		{name: "server-start-timeout", group: GroupCall, env: []string{"CODEMODE_SERVER_START_TIMEOUT"}, def: "30s", kind: kDuration,
