@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
@@ -49,14 +51,17 @@ type App struct {
 	Log          *slog.Logger
 	sessionsDir  string
 	guard        *guard
+	recorder     *activity.Recorder // nil when no console is served
+	stderr       io.Writer
 }
 
 // Inputs is what App takes from the process besides settings.
 type Inputs struct {
 	Environ     []string // os.Environ()
 	Home, Cwd   string
-	ConfigFiles []string // --config, in order
-	Self        []string // paths of this executable, for the self-reference guard
+	ConfigFiles []string  // --config, in order
+	Self        []string  // paths of this executable, for the self-reference guard
+	Stderr      io.Writer // where the console's login URL is printed (nil: the log)
 }
 
 // LoadServers discovers the configured MCP servers.
@@ -106,7 +111,11 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
 		Logger: log.With("component", "downstream"),
 	})
-	guard, err := newGuard(ctx, s, log)
+	var recorder *activity.Recorder
+	if s.HTTP != "" || s.Console != "" {
+		recorder = activity.New(activity.Options{})
+	}
+	guard, err := newGuard(ctx, s, log, recorder)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +190,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 				guard.SessionEnded(principal, owner, session)
 			}
 		},
+		Observer:  observer(recorder),
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
@@ -188,6 +198,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
 	})
 	var mws []hostrpc.ToolMiddleware
+	if recorder != nil {
+		mws = append(mws, recorder.Middleware) // outermost: it sees what the policy refuses
+	}
 	if guard != nil {
 		mws = append(mws, guard.Middleware)
 	}
@@ -199,7 +212,8 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
-		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard}, nil
+		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard,
+		recorder: recorder, stderr: in.Stderr}, nil
 }
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/approval"
 	"github.com/codemode/codemode/internal/audit"
 	"github.com/codemode/codemode/internal/gate"
@@ -33,7 +34,7 @@ func (f fixed) Current() *policy.Policy { return f.p }
 
 // newGuard builds the boundary; nil when neither a policy nor an audit log
 // is configured (codemode then behaves as it always did).
-func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger) (*guard, error) {
+func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, rec *activity.Recorder) (*guard, error) {
 	if s.Policy == "" && s.AuditLog == "" {
 		return nil, nil
 	}
@@ -63,8 +64,13 @@ func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger) (*guar
 		}
 		g.audit = l
 	}
-	g.Gate = gate.New(gate.Options{Policy: src, Audit: g.audit, Logger: log,
-		Approver: approval.New(approval.Options{Timeout: s.ApprovalTimeout})})
+	opts := gate.Options{Policy: src, Audit: g.audit, Logger: log}
+	approvals := approval.Options{Timeout: s.ApprovalTimeout}
+	if rec != nil { // the console shows decisions and answers asks
+		opts.Decided, approvals.Board = rec.Decided, rec
+	}
+	opts.Approver = approval.New(approvals)
+	g.Gate = gate.New(opts)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel
 	if g.store != nil {

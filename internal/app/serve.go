@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/codemode/codemode/internal/console"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/interpreter"
@@ -35,6 +37,13 @@ func CheckHTTP(s settings.Settings) error {
 // name an address, else over stdio.
 func (a *App) Serve(ctx context.Context) error {
 	if a.Settings.HTTP == "" {
+		if a.Settings.Console != "" {
+			go func() {
+				if err := a.serveConsole(ctx); err != nil {
+					a.Log.Error("web console", "error", err)
+				}
+			}()
+		}
 		a.Log.Info("serving MCP over stdio", "version", Version)
 		return a.Server.RunStdio(ctx)
 	}
@@ -43,6 +52,15 @@ func (a *App) Serve(ctx context.Context) error {
 		return err
 	}
 	opts.Ready = a.Ready
+	listening := opts.Listening
+	var h http.Handler
+	opts.Handlers = map[string]http.Handler{console.Prefix: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })}
+	opts.Listening = func(addr string) {
+		h = a.consoleHandler(opts.Tokens, addr)
+		if listening != nil {
+			listening(addr)
+		}
+	}
 	return a.Server.ServeHTTP(ctx, opts)
 }
 

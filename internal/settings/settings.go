@@ -94,6 +94,8 @@ type Settings struct {
 	AuditLog           string        // hash-chained audit log of decisions and calls ("" = none)
 	AuditMaxBytes      int64         // rotate the audit log past this size
 	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
+	Console            string        // stdio mode: serve the web console on this address ("" = off)
+	ConsoleAdmins      string        // token names that see every session in the console (comma-separated)
 }
 
 // Source tells where an effective value came from.
@@ -267,6 +269,10 @@ func declare(backends []Choice) []setting {
 			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
 		{name: "approval-timeout", group: GroupCall, env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
 			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
+		{name: "console", group: GroupHTTP, env: []string{"CODEMODE_CONSOLE"}, kind: kString,
+			doc: "in stdio mode, serve the web console on this address (loopback unless tokens are set); HTTP mode serves it at /console/", apply: func(s *Settings, v any) { s.Console = v.(string) }},
+		{name: "console-admins", group: GroupHTTP, env: []string{"CODEMODE_CONSOLE_ADMINS"}, kind: kString,
+			doc: "token names that see and act on every client's sessions in the web console, comma-separated", apply: func(s *Settings, v any) { s.ConsoleAdmins = v.(string) }},
 		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 	}
