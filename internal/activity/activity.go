@@ -165,7 +165,7 @@ func (r *Recorder) CallStarted(ctx context.Context, info executor.CallInfo) cont
 	k := sessionKey{info.Owner, info.Session}
 	s := r.sessions[k]
 	if s == nil {
-		s = &Session{ID: newID(), Principal: info.Principal, Name: info.Session, Started: now, owner: info.Owner}
+		s = &Session{ID: newID(), Principal: info.Principal, Name: info.Session, Started: now, LastActive: now, owner: info.Owner}
 		r.sessions[k] = s
 		r.prune()
 	}
