@@ -24,7 +24,7 @@ func observer(rec *activity.Recorder) executor.Observer {
 // consoleHandler is the web console for tokens (nil or empty: none). It
 // also accepts a one-time token for the local user, whose login URL it
 // prints, when no token could log in otherwise.
-func (a *App) consoleHandler(tokens *mcpserver.Tokens, addr string) http.Handler {
+func (a *App) consoleHandler(ctx context.Context, tokens *mcpserver.Tokens, addr string) http.Handler {
 	admins := splitList(a.Settings.ConsoleAdmins)
 	var login func(string) (console.Identity, bool)
 	if tokens != nil && tokens.Len() > 0 {
@@ -38,7 +38,7 @@ func (a *App) consoleHandler(tokens *mcpserver.Tokens, addr string) http.Handler
 		token, login = console.OneTimeLogin(console.Identity{Principal: "default", Admin: true}, nil)
 		a.printConsoleURL(fmt.Sprintf("http://%s%s?token=%s", addr, console.Prefix, token))
 	}
-	return console.New(console.Options{Recorder: a.recorder, Sessions: a.Executor, Login: login, Logger: a.Log.With("component", "console")})
+	return console.New(console.Options{Recorder: a.recorder, Sessions: a.Executor, Login: login, Stop: ctx.Done(), Logger: a.Log.With("component", "console")})
 }
 
 func (a *App) printConsoleURL(url string) {
@@ -61,7 +61,7 @@ func (a *App) serveConsole(ctx context.Context) error {
 	}
 	var h http.Handler
 	return console.Serve(ctx, a.Settings.Console, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }), func(addr string) {
-		h = a.consoleHandler(tokens, addr)
+		h = a.consoleHandler(ctx, tokens, addr)
 		if tokens.Len() > 0 {
 			a.printConsoleURL(fmt.Sprintf("http://%s%s?token=YOUR_TOKEN", addr, console.Prefix))
 		}

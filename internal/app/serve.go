@@ -56,7 +56,7 @@ func (a *App) Serve(ctx context.Context) error {
 	var h http.Handler
 	opts.Handlers = map[string]http.Handler{console.Prefix: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })}
 	opts.Listening = func(addr string) {
-		h = a.consoleHandler(opts.Tokens, addr)
+		h = a.consoleHandler(ctx, opts.Tokens, addr)
 		if listening != nil {
 			listening(addr)
 		}

@@ -58,7 +58,10 @@ type Options struct {
 	Login func(token string) (Identity, bool)
 	// LoginTTL bounds a login (default 12 hours).
 	LoginTTL time.Duration
-	Logger   *slog.Logger
+	// Stop ends every event stream when closed: the server's graceful
+	// shutdown would otherwise wait for them.
+	Stop   <-chan struct{}
+	Logger *slog.Logger
 }
 
 // Console is the console's HTTP handler.
@@ -275,6 +278,8 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, l *login) {
 		for {
 			select {
 			case <-r.Context().Done():
+				return
+			case <-c.opts.Stop:
 				return
 			case <-keepalive.C:
 				if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {

@@ -353,3 +353,30 @@ func TestOneTimeLogin(t *testing.T) {
 		t.Errorf("other tokens: %+v %v", id, ok)
 	}
 }
+
+func TestEventsEndAtStop(t *testing.T) {
+	stop := make(chan struct{})
+	rec := activity.New(activity.Options{})
+	c := New(Options{Recorder: rec, Stop: stop, Login: func(tok string) (Identity, bool) { return tokens[tok], tok == "alice-token-0123456789" }})
+	mux := http.NewServeMux()
+	mux.Handle(Prefix, c)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	f := &fixture{srv: srv, rec: rec}
+	res, err := f.client(t, "alice-token-0123456789").Get(srv.URL + Prefix + "api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	close(stop)
+	done := make(chan error, 1)
+	go func() { _, err := io.ReadAll(res.Body); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("stream ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event stream outlived Stop")
+	}
+}
