@@ -48,10 +48,36 @@ func consoleLogin(t *testing.T, stderr *lockedBuffer) string {
 	return ""
 }
 
+// screenshot saves the page as docs/console/NAME.png when
+// CODEMODE_SCREENSHOTS=1 (how the README's pictures are made).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("CODEMODE_SCREENSHOTS") != "1" {
+		return
+	}
+	png := get(t, ctx, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join("..", "docs", "console", name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // dom is the page as the browser has it now.
 func dom(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	return get(t, ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+}
+
+// textOf reads the text of the first match of css in one step (the page
+// redraws as events arrive, so a node found earlier may be gone).
+func textOf(t *testing.T, ctx context.Context, css string) string {
+	t.Helper()
+	return get(t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).textContent`, css)))
+}
+
+// click clicks the first match of css in one step.
+func click(t *testing.T, ctx context.Context, css string) {
+	t.Helper()
+	get(t, ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).click(), true`, css)))
 }
 
 // get runs one action that returns a value.
@@ -85,14 +111,15 @@ func TestConsoleWatchAndApprove(t *testing.T) {
 	s.run(t, hostile)
 
 	// Without a login: the form, and nothing of any session.
-	do(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#login")))
+	do(t, ctx, chromedp.EmulateViewport(1200, 800), chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#login")))
+	screenshot(t, ctx, "login")
 	if html := dom(t, ctx); strings.Contains(html, "pwned") || strings.Contains(html, "default") {
 		t.Fatalf("the page shows a session before login:\n%s", html)
 	}
 
 	do(t, ctx, chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS(".cell pre.output")))
 	location := get(t, ctx, chromedp.Location())
-	output := get(t, ctx, chromedp.Text(chromedp.CSS(".cell pre.output")))
+	output := textOf(t, ctx, ".cell pre.output")
 	pwned := get(t, ctx, chromedp.Evaluate[int](`window.pwned === undefined ? 0 : window.pwned`))
 	images := get(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("img, main script").length`))
 	if strings.Contains(location, "token") {
@@ -116,8 +143,11 @@ func TestConsoleWatchAndApprove(t *testing.T) {
 			got := make(chan string, 1)
 			go func() { got <- attemptAsync(s, root, "mcp_fs.write_file(path=ROOT + '/"+c.file+"', content='hello')") }()
 			do(t, ctx, chromedp.WaitVisible(chromedp.CSS(".approval "+c.button)))
-			args := get(t, ctx, chromedp.Text(chromedp.CSS(".approval pre.args")))
-			do(t, ctx, chromedp.Click(chromedp.CSS(".approval "+c.button)))
+			args := textOf(t, ctx, ".approval pre.args")
+			if c.file == "approved.txt" {
+				screenshot(t, ctx, "approval")
+			}
+			click(t, ctx, ".approval "+c.button)
 			if !strings.Contains(args, c.file) {
 				t.Errorf("the approval shows arguments %q", args)
 			}
@@ -130,7 +160,10 @@ func TestConsoleWatchAndApprove(t *testing.T) {
 				t.Fatal("the call did not complete after the console's answer")
 			}
 			do(t, ctx, chromedp.WaitVisible(chromedp.CSS(c.outcome)))
-			call := get(t, ctx, chromedp.Text(chromedp.CSS(c.outcome)))
+			call := textOf(t, ctx, c.outcome)
+			if c.file == "denied.txt" {
+				screenshot(t, ctx, "timeline")
+			}
 			if !strings.Contains(call, "fs.write_file") || !strings.Contains(call, "[policy: ask") {
 				t.Errorf("nested call shown as %q", call)
 			}
@@ -169,8 +202,11 @@ func TestConsoleOtherPrincipalsAreInvisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer alice.Close()
 	runOver(t, alice, `print("alice-secret-marker")`)
+	// Closed now, not at the end: codemode's shutdown does not wait for a
+	// connection's sessions still being closed. The console keeps the
+	// closed session's timeline.
+	alice.Close()
 	page := strings.TrimSuffix(h.url, "/mcp") + "/console/"
 	see := func(token string) string {
 		t.Helper()
@@ -180,7 +216,7 @@ func TestConsoleOtherPrincipalsAreInvisible(t *testing.T) {
 	if html := see(bobToken); strings.Contains(html, "alice-secret-marker") || !strings.Contains(html, "No sessions yet.") {
 		t.Errorf("bob's console:\n%s", html)
 	}
-	if html := see(aliceToken); !strings.Contains(html, "alice-secret-marker") {
+	if html := see(aliceToken); !strings.Contains(html, "alice-secret-marker") || !strings.Contains(html, ">closed<") {
 		t.Errorf("alice's console lacks her session:\n%s", html)
 	}
 }

@@ -109,12 +109,14 @@ async function refresh() {
     showLogin();
     return false;
   }
-  state = await res.json();
+  const next = await res.json();
+  const same = state !== null && next.version === state.version;
+  state = next;
   csrf = state.csrf;
   document.getElementById("login").hidden = true;
   document.getElementById("app").hidden = false;
   document.getElementById("logout").hidden = false;
-  render();
+  if (!same) render(); // keeps the reader's selection when nothing changed
   return true;
 }
 
