@@ -104,7 +104,8 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 func TestConsoleWatchAndApprove(t *testing.T) {
 	ctx := browser(t)
 	root, config := policyServers(t)
-	s := startServer(t, config, policyFile("ask.toml"), "CODEMODE_APPROVAL_TIMEOUT=90s", "CODEMODE_CONSOLE=127.0.0.1:0")
+	s := startServer(t, config, policyFile("ask.toml"), "CODEMODE_APPROVAL_TIMEOUT=90s", "CODEMODE_CONSOLE=127.0.0.1:0",
+		"CODEMODE_AUDIT_LOG="+filepath.Join(t.TempDir(), "audit.log"))
 	login := consoleLogin(t, s.stderr)
 	page := strings.Split(login, "?")[0]
 	hostile := `print("<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">")`
@@ -169,6 +170,17 @@ func TestConsoleWatchAndApprove(t *testing.T) {
 			}
 		})
 	}
+
+	// The audit log, filtered, with the chain's status; the servers.
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#audit-q"), "denied"), chromedp.Sleep(time.Second))
+	status, rows := textOf(t, ctx, "#audit-status"), textOf(t, ctx, "#audit-list")
+	if !strings.HasPrefix(status, "chain verified: ok") || !strings.Contains(rows, "fs.write_file") || !strings.Contains(rows, "console:default") || strings.Contains(rows, "approved.txt") {
+		t.Errorf("audit view: status %q, rows %q", status, rows)
+	}
+	if servers := textOf(t, ctx, "#server-list"); !strings.Contains(servers, "fs") || !strings.Contains(servers, "running") {
+		t.Errorf("servers view: %q", servers)
+	}
+	screenshot(t, ctx, "audit")
 }
 
 // attemptAsync is server.attempt for another goroutine: it returns what

@@ -38,7 +38,11 @@ func (a *App) consoleHandler(ctx context.Context, tokens *mcpserver.Tokens, addr
 		token, login = console.OneTimeLogin(console.Identity{Principal: "default", Admin: true}, nil)
 		a.printConsoleURL(fmt.Sprintf("http://%s%s?token=%s", addr, console.Prefix, token))
 	}
-	return console.New(console.Options{Recorder: a.recorder, Sessions: a.Executor, Login: login, Stop: ctx.Done(), Logger: a.Log.With("component", "console")})
+	var auditLog *console.AuditLog
+	if a.Settings.AuditLog != "" && a.guard != nil {
+		auditLog = &console.AuditLog{Path: a.Settings.AuditLog, Sync: a.guard.audit.Sync}
+	}
+	return console.New(console.Options{Recorder: a.recorder, Sessions: a.Executor, Servers: a.Pool, Audit: auditLog, Login: login, Stop: ctx.Done(), Logger: a.Log.With("component", "console")})
 }
 
 func (a *App) printConsoleURL(url string) {

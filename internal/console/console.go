@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +45,12 @@ type Sessions interface {
 	CloseSession(owner, name string) bool
 }
 
+// Servers are the downstream MCP servers (a *downstream.Pool).
+type Servers interface {
+	Names() []string
+	State(name string) string // "running (N tools)", "crashed: ...", ...
+}
+
 // Identity is who logged in.
 type Identity struct {
 	Principal string
@@ -54,6 +61,8 @@ type Identity struct {
 type Options struct {
 	Recorder *activity.Recorder // required
 	Sessions Sessions           // nil: sessions cannot be reset or closed
+	Servers  Servers            // nil: no downstream servers shown
+	Audit    *AuditLog          // nil: no audit log
 	// Login checks a token and says whose it is.
 	Login func(token string) (Identity, bool)
 	// LoginTTL bounds a login (default 12 hours).
@@ -105,6 +114,7 @@ func New(opts Options) *Console {
 	c.mux.HandleFunc("POST "+Prefix+"logout", c.action(c.logout))
 	c.mux.HandleFunc("GET "+Prefix+"api/state", c.authed(c.state))
 	c.mux.HandleFunc("GET "+Prefix+"api/events", c.authed(c.events))
+	c.mux.HandleFunc("GET "+Prefix+"api/audit", c.authed(c.auditLog))
 	c.mux.HandleFunc("POST "+Prefix+"api/sessions/{id}/{op}", c.action(c.session))
 	c.mux.HandleFunc("POST "+Prefix+"api/approvals/{id}", c.action(c.answer))
 	return c
@@ -231,7 +241,20 @@ type State struct {
 	Version   uint64               `json:"version"`
 	Sessions  []SessionView        `json:"sessions"`
 	Approvals []*activity.Approval `json:"approvals"`
+	Servers   []ServerView         `json:"servers"`
 }
+
+// ServerView is a downstream server with what the login's sessions saw of
+// it: calls made and the latest errors.
+type ServerView struct {
+	Name   string   `json:"name"`
+	State  string   `json:"state"`
+	Calls  int      `json:"calls"`
+	Errors []string `json:"errors"`
+}
+
+// recentErrors is how many of a server's latest errors are shown.
+const recentErrors = 3
 
 func (c *Console) snapshot(l *login) State {
 	v := c.opts.Recorder.View(l.sees)
@@ -252,7 +275,49 @@ func (c *Console) snapshot(l *login) State {
 		}
 		st.Sessions = append(st.Sessions, sv)
 	}
+	st.Servers = c.servers(v.Sessions)
 	return st
+}
+
+// servers lists the downstream servers with the calls of sessions (those
+// the login sees) to each.
+func (c *Console) servers(sessions []*activity.Session) []ServerView {
+	out := []ServerView{}
+	if c.opts.Servers == nil {
+		return out
+	}
+	type seen struct {
+		calls  int
+		errors []*activity.Call
+	}
+	by := map[string]*seen{}
+	for _, s := range sessions {
+		for _, cell := range s.Cells {
+			for _, call := range cell.Calls {
+				x := by[call.Server]
+				if x == nil {
+					x = &seen{}
+					by[call.Server] = x
+				}
+				x.calls++
+				if call.Outcome == "error" {
+					x.errors = append(x.errors, call)
+				}
+			}
+		}
+	}
+	for _, name := range c.opts.Servers.Names() {
+		sv := ServerView{Name: name, State: c.opts.Servers.State(name), Errors: []string{}}
+		if x := by[name]; x != nil {
+			sv.Calls = x.calls
+			slices.SortFunc(x.errors, func(a, b *activity.Call) int { return b.Started.Compare(a.Started) })
+			for _, e := range x.errors[:min(len(x.errors), recentErrors)] {
+				sv.Errors = append(sv.Errors, e.Tool+": "+e.Error)
+			}
+		}
+		out = append(out, sv)
+	}
+	return out
 }
 
 func (c *Console) state(w http.ResponseWriter, r *http.Request, l *login) {

@@ -96,11 +96,36 @@ function renderTimeline() {
   list.replaceChildren(...cells);
 }
 
+function renderServers() {
+  const rows = state.servers.map((s) =>
+    el("tr", { "data-name": s.name }, el("td", {}, s.name), el("td", {}, s.state), el("td", {}, String(s.calls)),
+      el("td", { class: "error" }, s.errors.join("\n"))));
+  document.getElementById("server-list").replaceChildren(...rows);
+}
+
+async function loadAudit() {
+  const q = document.getElementById("audit-q").value;
+  const res = await fetch("api/audit?q=" + encodeURIComponent(q));
+  if (!res.ok) return;
+  const a = await res.json();
+  const status = document.getElementById("audit-status");
+  status.textContent = !a.configured ? "no audit log configured (--audit-log)" : (a.verified ? "chain verified: " : "CHAIN BROKEN: ") + a.status;
+  status.className = a.configured && !a.verified ? "error" : "muted";
+  const rows = a.records.map((r) =>
+    el("tr", {}, el("td", {}, String(r.seq)), el("td", {}, new Date(r.time).toLocaleString()), el("td", {}, r.kind),
+      el("td", {}, r.principal || ""), el("td", {}, r.session || ""), el("td", {}, (r.server || "") + "." + (r.tool || "")),
+      el("td", {}, (r.decision || "") + (r.rule ? " " + r.rule : "") + (r.approver ? " by " + r.approver : "")),
+      el("td", {}, (r.outcome || "") + (r.duration_ms ? " " + r.duration_ms + " ms" : "")),
+      el("td", {}, (r.reason || "") + (r.error ? " " + r.error : ""))));
+  document.getElementById("audit-list").replaceChildren(...rows);
+}
+
 function render() {
   document.getElementById("who").textContent = state.principal + (state.admin ? " (admin)" : "");
   renderApprovals();
   renderSessions();
   renderTimeline();
+  renderServers();
 }
 
 async function refresh() {
@@ -133,6 +158,13 @@ async function start() {
     location.replace("./");
   });
   if (!(await refresh())) return;
+  let timer = 0;
+  document.getElementById("audit-q").addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(loadAudit, 200);
+  });
+  document.getElementById("audit-refresh").addEventListener("click", loadAudit);
+  loadAudit();
   const events = new EventSource("api/events");
   events.addEventListener("change", () => refresh());
 }
