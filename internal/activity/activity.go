@@ -70,7 +70,10 @@ type Cell struct {
 	DurationMS int64     `json:"duration_ms"`
 	Output     string    `json:"output"`
 	Error      string    `json:"error,omitempty"`
-	Calls      []*Call   `json:"calls"`
+	// Files are what the call published, and its full output when the
+	// result had to cut it: resources the client reads (resources/read).
+	Files []executor.File `json:"files,omitempty"`
+	Calls []*Call         `json:"calls"`
 }
 
 // Call is one nested tool call of a cell.
@@ -201,6 +204,7 @@ func (r *Recorder) CallEnded(ctx context.Context, res *executor.Result) {
 	ref.c.DurationMS = time.Since(ref.c.Started).Milliseconds()
 	ref.c.Output = r.cut(out.String())
 	ref.c.Error = r.cut(res.Error)
+	ref.c.Files = append([]executor.File(nil), res.Files...)
 	ref.s.LastActive = time.Now()
 	r.touch()
 }

@@ -38,7 +38,8 @@ func TestRecordsCellsAndNestedCalls(t *testing.T) {
 		r.Decided(ctx, policy.Decision{Effect: policy.Deny, Rule: policy.RuleRef{Label: "default"}})
 		return nil, &hostrpc.Error{Kind: "denied", Message: "no"}
 	}
-	res := &executor.Result{Status: executor.StatusSuccess, Stdout: executor.Output{Head: []byte("<b>hi</b>\n"), Total: 10}}
+	res := &executor.Result{Status: executor.StatusSuccess, Stdout: executor.Output{Head: []byte("<b>hi</b>\n"), Total: 10},
+		Files: []executor.File{{URI: "codemode://s/output/stdout-1.txt", Name: "output/stdout-1.txt"}}}
 	cell(t, r, "alice", "conn1", "default", []hostrpc.ToolCaller{ok, refused}, res)
 	select {
 	case <-changed:
@@ -54,7 +55,7 @@ func TestRecordsCellsAndNestedCalls(t *testing.T) {
 		t.Fatalf("session = %+v", s)
 	}
 	c := s.Cells[0]
-	if c.Status != "success" || c.Code != "print('<b>hi</b>')" || c.Output != "<b>hi</b>\n" {
+	if c.Status != "success" || c.Code != "print('<b>hi</b>')" || c.Output != "<b>hi</b>\n" || len(c.Files) != 1 || c.Files[0].URI != "codemode://s/output/stdout-1.txt" {
 		t.Errorf("cell = %+v", c)
 	}
 	want := []struct{ outcome, decision, rule string }{{"ok", "allow", "rules[0]"}, {"denied", "deny", "default"}}

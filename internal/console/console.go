@@ -63,6 +63,7 @@ type Options struct {
 	Sessions Sessions           // nil: sessions cannot be reset or closed
 	Servers  Servers            // nil: no downstream servers shown
 	Audit    *AuditLog          // nil: no audit log
+	Backend  string             // the sandbox backend's name, shown with the sessions
 	// Login checks a token and says whose it is.
 	Login func(token string) (Identity, bool)
 	// LoginTTL bounds a login (default 12 hours).
@@ -238,6 +239,7 @@ type State struct {
 	Principal string               `json:"principal"`
 	Admin     bool                 `json:"admin"`
 	CSRF      string               `json:"csrf"`
+	Backend   string               `json:"backend"`
 	Version   uint64               `json:"version"`
 	Sessions  []SessionView        `json:"sessions"`
 	Approvals []*activity.Approval `json:"approvals"`
@@ -264,7 +266,7 @@ func (c *Console) snapshot(l *login) State {
 			live[[2]string{s.Owner, s.Name}] = s
 		}
 	}
-	st := State{Principal: l.Principal, Admin: l.Admin, CSRF: l.csrf, Version: v.Version, Sessions: []SessionView{}, Approvals: v.Approvals}
+	st := State{Principal: l.Principal, Admin: l.Admin, CSRF: l.csrf, Backend: c.opts.Backend, Version: v.Version, Sessions: []SessionView{}, Approvals: v.Approvals}
 	for _, s := range v.Sessions {
 		sv := SessionView{Session: s, State: "closed", IdleMS: time.Since(s.LastActive).Milliseconds()}
 		if info, ok := live[[2]string{s.Owner(), s.Name}]; ok {

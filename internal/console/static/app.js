@@ -92,7 +92,8 @@ function renderTimeline() {
           (t.decision ? " [policy: " + t.decision + (t.rule ? " " + t.rule : "") + "]" : "") +
           (t.outcome === "running" ? "" : " " + t.duration_ms + " ms") + (t.error ? " " + t.error : "")))),
       c.output ? el("pre", { class: "output" }, c.output) : null,
-      c.error ? el("pre", { class: "output error" }, c.error) : null));
+      c.error ? el("pre", { class: "output error" }, c.error) : null,
+      ...(c.files || []).map((f) => el("div", { class: "file muted" }, "resource " + f.uri + " (" + f.size + " bytes" + (f.description ? ", " + f.description : "") + ")"))));
   list.replaceChildren(...cells);
 }
 
@@ -121,7 +122,7 @@ async function loadAudit() {
 }
 
 function render() {
-  document.getElementById("who").textContent = state.principal + (state.admin ? " (admin)" : "");
+  document.getElementById("who").textContent = state.principal + (state.admin ? " (admin)" : "") + (state.backend ? " · sandbox: " + state.backend : "");
   renderApprovals();
   renderSessions();
   renderTimeline();
