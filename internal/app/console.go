@@ -10,6 +10,7 @@ import (
 	"github.com/codemode/codemode/internal/console"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/mcpserver"
+	"github.com/codemode/codemode/internal/settings"
 )
 
 // observer is the executor's view of the recorder; nil (not a nil
@@ -53,15 +54,31 @@ func (a *App) printConsoleURL(url string) {
 	fmt.Fprintf(a.stderr, "codemode: web console, open this URL once to log in:\n    %s\n", url)
 }
 
-// serveConsole serves the console on --console in stdio mode until ctx
-// ends. Beyond loopback it needs tokens.
-func (a *App) serveConsole(ctx context.Context) error {
-	tokens, err := mcpserver.LoadTokens(a.Settings.TokensFile, a.Settings.Tokens)
+// checkConsole refuses a stdio-mode console beyond loopback without
+// tokens: it shows code and answers approvals.
+func checkConsole(s settings.Settings) error {
+	if s.Console == "" {
+		return nil
+	}
+	tokens, err := mcpserver.LoadTokens(s.TokensFile, s.Tokens)
 	if err != nil {
 		return err
 	}
-	if !mcpserver.IsLoopback(a.Settings.Console) && tokens.Len() == 0 {
-		return fmt.Errorf("console: refusing to serve %s beyond loopback without tokens (--tokens-file or CODEMODE_TOKENS)", a.Settings.Console)
+	if !mcpserver.IsLoopback(s.Console) && tokens.Len() == 0 {
+		return fmt.Errorf("console: refusing to serve %s beyond loopback without tokens (--tokens-file or CODEMODE_TOKENS)", s.Console)
+	}
+	return nil
+}
+
+// serveConsole serves the console on --console in stdio mode until ctx
+// ends.
+func (a *App) serveConsole(ctx context.Context) error {
+	if err := checkConsole(a.Settings); err != nil {
+		return err
+	}
+	tokens, err := mcpserver.LoadTokens(a.Settings.TokensFile, a.Settings.Tokens)
+	if err != nil {
+		return err
 	}
 	var h http.Handler
 	return console.Serve(ctx, a.Settings.Console, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }), func(addr string) {

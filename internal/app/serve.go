@@ -21,10 +21,11 @@ import (
 )
 
 // CheckHTTP refuses an unsafe HTTP configuration (code execution exposed
-// without authentication, say) before anything starts; nil for stdio.
+// without authentication, say) before anything starts; over stdio, it
+// checks the console's address.
 func CheckHTTP(s settings.Settings) error {
 	if s.HTTP == "" {
-		return nil
+		return checkConsole(s)
 	}
 	opts, err := httpOptions(s)
 	if err != nil {

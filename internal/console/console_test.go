@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/approval"
 	"github.com/codemode/codemode/internal/executor"
+	"github.com/codemode/codemode/internal/hostrpc"
 )
 
 // liveSessions stands in for the executor's session table.
@@ -378,5 +380,28 @@ func TestEventsEndAtStop(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the event stream outlived Stop")
+	}
+}
+
+// BenchmarkState50Sessions is the page's first request with 50 sessions of
+// 50 cells, each with a few nested calls (the first paint waits for it).
+func BenchmarkState50Sessions(b *testing.B) {
+	rec := activity.New(activity.Options{})
+	for i := range 50 {
+		owner := fmt.Sprintf("c%d", i)
+		for range 50 {
+			ctx := rec.CallStarted(context.Background(), executor.CallInfo{Principal: "alice", Owner: owner, Session: "default", Code: strings.Repeat("x = 1\n", 20)})
+			for range 3 {
+				rec.Middleware(func(context.Context, *hostrpc.ToolCall) (any, error) { return "ok", nil })(ctx, &hostrpc.ToolCall{Server: "fs", Tool: "read"})
+			}
+			rec.CallEnded(ctx, &executor.Result{Status: executor.StatusSuccess, Stdout: executor.Output{Head: []byte(strings.Repeat("out\n", 50)), Total: 200}})
+		}
+	}
+	c := New(Options{Recorder: rec})
+	l := &login{Identity: Identity{Principal: "alice"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		rr := httptest.NewRecorder()
+		c.state(rr, nil, l)
 	}
 }
