@@ -106,7 +106,8 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 	// The client's answer, or why it could not be asked.
 	type clientReply struct {
 		Reply
-		err error
+		action string // accept, decline or cancel
+		err    error
 	}
 	replies := make(chan clientReply, 1)
 	if canElicit {
@@ -126,7 +127,7 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 			if action == "accept" && res.Content["approve"] != true {
 				action = "decline"
 			}
-			replies <- clientReply{Reply: Reply{Allowed: action == "accept", Remember: res.Content["remember"] == true, Approver: approver + " " + action}}
+			replies <- clientReply{Reply: Reply{Allowed: action == "accept", Remember: res.Content["remember"] == true, Approver: approver}, action: action}
 		}()
 	}
 	var board <-chan Reply
@@ -136,12 +137,13 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 		defer withdraw()
 	}
 	var r Reply
+	action := "decline"
 	select {
 	case c := <-replies:
 		if c.err != nil {
 			return Answer{Why: fmt.Sprintf("asking the user to approve %s.%s failed (%v); %s", req.Server, req.Tool, c.err, how)}, nil
 		}
-		r = c.Reply
+		r, action = c.Reply, c.action
 	case r = <-board:
 	case <-askCtx.Done():
 		if ctx.Err() != nil {
@@ -149,19 +151,15 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 		}
 		return Answer{Why: fmt.Sprintf("%s.%s was not approved within %s; %s", req.Server, req.Tool, a.opts.Timeout, how)}, nil
 	}
-	approver, action, _ := strings.Cut(r.Approver, " ")
 	if !r.Allowed {
-		if action == "" {
-			action = "decline"
-		}
-		return Answer{Approver: approver, Why: fmt.Sprintf("the user did not approve %s.%s (%s); %s", req.Server, req.Tool, action, how)}, nil
+		return Answer{Approver: r.Approver, Why: fmt.Sprintf("the user did not approve %s.%s (%s); %s", req.Server, req.Tool, action, how)}, nil
 	}
 	if r.Remember {
 		a.mu.Lock()
 		a.remembered[k] = true
 		a.mu.Unlock()
 	}
-	return Answer{Allowed: true, Approver: approver}, nil
+	return Answer{Allowed: true, Approver: r.Approver}, nil
 }
 
 // Forget drops what was remembered for a session (it was reset or closed).

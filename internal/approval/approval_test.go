@@ -154,14 +154,15 @@ func TestBoardFirstAnswerWins(t *testing.T) {
 	}{
 		{"console approves, client cannot ask", nil, &Reply{Allowed: true, Approver: "console:admin"}, true, "console:admin", ""},
 		{"console denies while the client waits", &user{block: true}, &Reply{Approver: "console:admin"}, false, "console:admin", "(decline)"},
-		{"client answers, console silent", &user{action: "accept", content: map[string]any{"approve": true}}, nil, true, "client:c", ""},
+		{"client answers, console silent", &user{action: "accept", content: map[string]any{"approve": true}}, nil, true, "client:Claude Code", ""},
+		{"client cancels, console silent", &user{action: "cancel"}, nil, false, "client:Claude Code", "(cancel)"},
 		{"nobody answers", nil, nil, false, "", "was not approved within"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &board{reply: tc.reply}
 			a := New(Options{Timeout: 100 * time.Millisecond, Board: b})
-			p := &peer.Peer{ClientName: "c"}
+			p := &peer.Peer{ClientName: "Claude Code"}
 			if tc.user != nil {
 				p.Elicit = tc.user.elicit
 			}
