@@ -2,7 +2,7 @@
 // each session, each run_python call (cell) with its code, status, duration
 // and an output preview, the nested tool calls under it with their policy
 // decision and outcome, and the approvals waiting for a human. It is fed by
-// the executor (an executor.Observer), the tool-call chain (a
+// the executor (an executor.CallWatcher), the tool-call chain (a
 // hostrpc.ToolMiddleware), the gate (Decided) and the approver (a
 // approval.Board), and tells watchers when anything changed.
 package activity
@@ -158,7 +158,7 @@ type cellRef struct {
 
 type callKey struct{}
 
-var _ executor.Observer = (*Recorder)(nil)
+var _ executor.CallWatcher = (*Recorder)(nil)
 
 // CallStarted files a new cell under its session.
 func (r *Recorder) CallStarted(ctx context.Context, info executor.CallInfo) context.Context {

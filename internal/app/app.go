@@ -190,7 +190,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 				guard.SessionEnded(principal, owner, session)
 			}
 		},
-		Observer:  observer(recorder),
+		Watcher:   watcher(recorder),
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,

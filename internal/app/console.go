@@ -13,9 +13,9 @@ import (
 	"github.com/codemode/codemode/internal/settings"
 )
 
-// observer is the executor's view of the recorder; nil (not a nil
+// watcher is the executor's view of the recorder; nil (not a nil
 // pointer in an interface) when there is none.
-func observer(rec *activity.Recorder) executor.Observer {
+func watcher(rec *activity.Recorder) executor.CallWatcher {
 	if rec == nil {
 		return nil
 	}

@@ -48,8 +48,8 @@ type Options struct {
 	// CallContext, if set, prepares the context of each call, whose values
 	// the code's requests see (e.g. a per-call budget of tool calls).
 	CallContext func(ctx context.Context) context.Context
-	// Observer, if set, watches every call (the web console's recorder).
-	Observer Observer
+	// Watcher, if set, watches every call (the web console's recorder).
+	Watcher CallWatcher
 	// Preload starts the MCP servers a call names in `servers`.
 	Preload func(ctx context.Context, servers []string) error
 	// Loaded lists the MCP servers currently running (LOADED_MCP_SERVERS).
@@ -70,10 +70,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Observer learns each call as it starts and ends. CallStarted returns the
+// CallWatcher learns each call as it starts and ends. CallStarted returns the
 // call's context, whose values the code's requests see (so nested tool
 // calls can be filed under their call).
-type Observer interface {
+type CallWatcher interface {
 	CallStarted(ctx context.Context, c CallInfo) context.Context
 	CallEnded(ctx context.Context, res *Result)
 }
@@ -214,7 +214,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	if principal == "" {
 		principal = "default"
 	}
-	if o := m.opts.Observer; o != nil {
+	if o := m.opts.Watcher; o != nil {
 		ctx = o.CallStarted(ctx, CallInfo{Principal: principal, Owner: req.Owner, Session: name, Code: req.Code, Reset: req.Reset})
 		defer func() { o.CallEnded(ctx, res) }()
 	}

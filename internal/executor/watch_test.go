@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// watcher records what an Observer learns.
+// watcher records what a CallWatcher learns.
 type watcher struct {
 	mu     sync.Mutex
 	events []string
@@ -28,9 +28,9 @@ func (w *watcher) CallEnded(ctx context.Context, res *Result) {
 	w.mu.Unlock()
 }
 
-func TestObserverSeesEveryCall(t *testing.T) {
+func TestWatcherSeesEveryCall(t *testing.T) {
 	w := &watcher{}
-	m := newManager(t, Options{Observer: w})
+	m := newManager(t, Options{Watcher: w})
 	m.Run(context.Background(), Request{Owner: "o", Session: "s", Principal: "alice", Code: "print(1)"})
 	m.Run(context.Background(), Request{Owner: "o", Code: "raise SystemExit(3)"})
 	want := []string{
