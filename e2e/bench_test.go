@@ -18,7 +18,11 @@ import (
 // BenchmarkRunPythonPass is a warm run_python("pass") over MCP stdio: a
 // go-sdk client, the built codemode binary, the native sandbox.
 func BenchmarkRunPythonPass(b *testing.B) {
-	s := startServerB(b)
+	benchPass(b, startServerB(b))
+}
+
+// benchPass measures warm run_python("pass") calls on s, reporting p50 and p99.
+func benchPass(b *testing.B, s *mcp.ClientSession) {
 	args := map[string]any{"code": "pass"}
 	ctx := context.Background()
 	// Warm the session (sandbox start) outside the measurement.

@@ -37,13 +37,40 @@ apt_install() {
 	return "$rc"
 }
 
+# go_can_build GO: whether GO can build this module, itself or by fetching the
+# toolchain go.mod names (Go 1.21 and later do, unless GOTOOLCHAIN=local).
+go_can_build() {
+	local v want major minor
+	v=$("$1" env GOVERSION 2>/dev/null) || v=""
+	v=${v#go}
+	want=$(sed -n 's/^go \([0-9.]*\).*/\1/p' "$ROOT/go.mod")
+	major=${v%%.*}
+	minor=${v#*.}
+	minor=${minor%%.*}
+	if [ -z "$v" ] || ! [ "$major" -eq 1 ] 2>/dev/null || [ "$minor" -lt 21 ]; then
+		log "$1 is Go ${v:-of unknown version}; this module needs Go $want (1.21 or later can fetch it)"
+		return 1
+	fi
+	if [ "$(printf '%s\n%s\n' "$v" "$want" | sort -V | head -n1)" != "$want" ]; then
+		if [ "$("$1" env GOTOOLCHAIN)" = local ]; then
+			log "$1 is Go $v with GOTOOLCHAIN=local; this module needs Go $want"
+			return 1
+		fi
+		log "$1 is Go $v; it fetches Go $want from the module proxy for this module"
+	fi
+	return 0
+}
+
 # ensure_go puts a Go able to build this module on PATH. Debian 12's own Go is
 # too old; bookworm-backports has 1.23, which fetches the toolchain go.mod asks
 # for from the Go module proxy (GOTOOLCHAIN=auto).
 ensure_go() {
-	if command -v go >/dev/null 2>&1; then return 0; fi
-	for g in /usr/local/go/bin/go /usr/lib/go-1.2*/bin/go; do
-		if [ -x "$g" ]; then export PATH="$(dirname "$g"):$PATH"; return 0; fi
+	local g
+	for g in "$(command -v go 2>/dev/null)" /usr/local/go/bin/go /usr/lib/go-1.2*/bin/go; do
+		if [ -n "$g" ] && [ -x "$g" ] && go_can_build "$g"; then
+			export PATH="$(dirname "$g"):$PATH"
+			return 0
+		fi
 	done
 	log "installing Go from bookworm-backports"
 	if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then

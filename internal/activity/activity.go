@@ -98,6 +98,7 @@ type Approval struct {
 	Session   string    `json:"session"`
 	Server    string    `json:"server"`
 	Tool      string    `json:"tool"`
+	Action    string    `json:"action,omitempty"` // what is asked instead of a tool call (adding a server)
 	Arguments string    `json:"arguments"`
 	Reason    string    `json:"reason"`
 	Rule      string    `json:"rule"`
@@ -275,7 +276,7 @@ var _ approval.Board = (*Recorder)(nil)
 // Post shows an ask until withdraw is called; Answer replies to it.
 func (r *Recorder) Post(ctx context.Context, req approval.Request) (<-chan approval.Reply, func()) {
 	p := &pendingAsk{owner: req.Owner, replies: make(chan approval.Reply, 1), Approval: Approval{
-		ID: newID(), Principal: req.Principal, Session: req.Session, Server: req.Server, Tool: req.Tool,
+		ID: newID(), Principal: req.Principal, Session: req.Session, Server: req.Server, Tool: req.Tool, Action: req.Action,
 		Arguments: r.cut(string(req.Arguments)), Reason: req.Reason, Rule: req.Rule, Asked: time.Now(),
 	}}
 	r.mu.Lock()

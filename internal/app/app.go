@@ -20,6 +20,7 @@ import (
 
 	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/artifacts"
+	"github.com/codemode/codemode/internal/catalog"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/gate"
@@ -32,6 +33,7 @@ import (
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/statestore"
+	"github.com/codemode/codemode/internal/telemetry"
 	"github.com/codemode/codemode/internal/tooldocs"
 	"github.com/codemode/codemode/internal/toon"
 	"github.com/go-json-experiment/json"
@@ -49,6 +51,7 @@ type App struct {
 	Server       *mcpserver.Server
 	Manual       func() string // the capabilities document as it stands now
 	Log          *slog.Logger
+	Telemetry    *telemetry.Telemetry
 	sessionsDir  string
 	guard        *guard
 	recorder     *activity.Recorder // nil when no console is served
@@ -104,18 +107,24 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		log.Warn(msg + "; running anyway because a weaker sandbox is allowed")
 	}
+	tel, err := telemetry.New(ctx, telemetry.Options{Backend: backend.Name(), Version: Version, OTLPEndpoint: s.OTLPEndpoint,
+		Environ: in.Environ, TraceContent: s.TraceContent, Logger: log.With("component", "telemetry")})
+	if err != nil {
+		return nil, err
+	}
 	limits := sandboxLimits(s)
-	catalog := tooldocs.NewCatalog(nil)
+	docs := tooldocs.NewCatalog(nil)
 	pool := downstream.New(downstream.Options{
 		Servers: servers.Servers, StartTimeout: s.ServerStart, CallTimeout: s.ToolTimeout,
 		BaseEnv: in.Environ, AllowSelf: servers.AllowSelf, ClientName: "codemode", ClientVersion: Version,
-		Logger: log.With("component", "downstream"),
+		Logger: log.With("component", "downstream"), Ended: tel.ServerEnded,
 	})
+	pool.WatchTools(tel.ToolsLoaded)
 	var recorder *activity.Recorder
 	if s.HTTP != "" || s.Console != "" {
 		recorder = activity.New(activity.Options{})
 	}
-	guard, err := newGuard(ctx, s, log, recorder)
+	guard, err := newGuard(ctx, s, log, tel.PolicyDecision, recorder)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +133,12 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if guard != nil {
 		visibility, policyLine = guard, guard.Summary()
 	}
-	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: catalog, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
+	entries, err := LoadCatalog(ctx, s, log)
+	if err != nil {
+		guard.Close()
+		return nil, err
+	}
+	px := proxy.New(proxy.Options{Servers: servers.Servers, Pool: pool, Catalog: docs, CacheDir: s.StateDir, Visibility: visibility, Logger: log.With("component", "proxy")})
 	pool.WatchTools(px.ToolsChanged)
 	log.Info("MCP servers configured", "count", len(servers.Servers))
 	helpers, err := pyruntime.Helpers()
@@ -194,34 +208,55 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
-		Fit:    func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
-		Images: artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		Fit:      func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
+		Images:   artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
+		Observer: tel,
 	})
-	var mws []hostrpc.ToolMiddleware
+	tel.CountSessions(func() int { return len(exec.Sessions()) })
+	mws := []hostrpc.ToolMiddleware{tel.ToolMiddleware}
 	if recorder != nil {
-		mws = append(mws, recorder.Middleware) // outermost: it sees what the policy refuses
+		mws = append(mws, recorder.Middleware) // before the gate: it sees what the policy refuses
 	}
 	if guard != nil {
 		mws = append(mws, guard.Middleware)
 	}
-	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), mws...)
+	catalogs := catalog.ServiceOptions{Catalog: entries, Servers: px, Logger: log.With("component", "catalog"),
+		Launch: CatalogLaunch(s, in.Environ), ConfigDir: catalog.ConfigDir(lookupIn(in.Environ), in.Home)}
+	if guard != nil {
+		catalogs.Decider = guard
+	}
+	route(mux, px, exec, statestore.New(statestore.Options{Dir: s.StateDir}), catalog.NewService(catalogs), mws...)
 	mode := s.OutputMode
 	srv := mcpserver.New(mcpserver.Options{
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
 		OutputMode: func() string { return mode }, Manual: manual, Logger: log, Artifacts: files,
-		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON,
+		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON, Observer: tel,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
-		Executor: exec, Server: srv, Manual: manual, Log: log, sessionsDir: sessionsDir, guard: guard,
+		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard,
 		recorder: recorder, stderr: in.Stderr}, nil
+}
+
+// lookupIn reads a variable of environ, the last of its name winning.
+func lookupIn(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := "", false
+		for _, kv := range environ {
+			if k, val, found := strings.Cut(kv, "="); found && k == name {
+				v, ok = val, true
+			}
+		}
+		return v, ok
+	}
 }
 
 func encodeTOON(jsonData []byte) (string, error) { return toon.EncodeJSON(jsonData, nil) }
 
 // route fills mux with every handler for what sandboxed code asks of the
 // host. mws wrap each nested tool call after the proxy resolved it.
-func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, mws ...hostrpc.ToolMiddleware) {
+func route(mux *hostrpc.Mux, px *proxy.Proxy, exec *executor.Manager, state *statestore.Store, catalogs *catalog.Service, mws ...hostrpc.ToolMiddleware) {
 	px.Register(mux, mws...)
+	catalogs.Register(mux)
 	exec.Register(mux)
 	state.Register(mux)
 	mux.Handle(hostrpc.ToTOON, func(_ context.Context, req *hostrpc.Request) (any, error) {
@@ -274,6 +309,11 @@ func (a *App) Close() {
 	a.Executor.Close()
 	a.Pool.Close()
 	a.guard.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Telemetry.Close(ctx); err != nil {
+		a.Log.Warn("flushing traces", "error", err)
+	}
 	os.RemoveAll(a.sessionsDir)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/codemode/codemode/internal/pyruntime"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/settings"
+	"github.com/codemode/codemode/internal/telemetry"
 )
 
 // Doctor examines every backend of the table on this host with the
@@ -16,6 +17,9 @@ func Doctor(ctx context.Context, s settings.Settings, environ []string, log *slo
 	rep := doctor.Examine(ctx, doctorTargets(s, environ, log), Candidates(s), required(s))
 	if b, err := pyruntime.Load(); err == nil {
 		rep.Runtime = b.Hash
+	}
+	for _, f := range telemetry.Diagnose(ctx, s.Metrics, s.OTLPEndpoint, environ) {
+		rep.Observability = append(rep.Observability, sandbox.Check{Name: f.Name, OK: f.OK, Detail: f.Detail, Fix: f.Fix})
 	}
 	return rep
 }

@@ -32,10 +32,12 @@ type fixed struct{ p *policy.Policy }
 
 func (f fixed) Current() *policy.Policy { return f.p }
 
-// newGuard builds the boundary; nil when neither a policy nor an audit log
-// is configured (codemode then behaves as it always did).
-func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, rec *activity.Recorder) (*guard, error) {
-	if s.Policy == "" && s.AuditLog == "" {
+// newGuard builds the boundary; nil when no policy, audit log or catalog
+// is configured (codemode then behaves as it always did). Catalogs need it:
+// adds are decided by the policy (without a file, the empty one, which
+// asks). rec, if set, is the web console's recorder.
+func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observe func(policy.Decision), rec *activity.Recorder) (*guard, error) {
+	if s.Policy == "" && s.AuditLog == "" && len(s.Catalogs) == 0 {
 		return nil, nil
 	}
 	log = log.With("component", "policy")
@@ -64,7 +66,7 @@ func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, rec *a
 		}
 		g.audit = l
 	}
-	opts := gate.Options{Policy: src, Audit: g.audit, Logger: log}
+	opts := gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: observe}
 	approvals := approval.Options{Timeout: s.ApprovalTimeout}
 	if rec != nil { // the console shows decisions and answers asks
 		opts.Decided, approvals.Board = rec.Decided, rec

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/codemode/codemode/internal/catalog"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/hostrpc"
 	"github.com/codemode/codemode/internal/proxy"
@@ -46,8 +47,8 @@ func TestRuntimeMethodsAreRouted(t *testing.T) {
 	mux := hostrpc.NewMux()
 	exec := executor.New(executor.Options{})
 	t.Cleanup(exec.Close)
-	route(mux, proxy.New(proxy.Options{Catalog: tooldocs.NewCatalog(nil)}), exec,
-		statestore.New(statestore.Options{Dir: t.TempDir()}))
+	px := proxy.New(proxy.Options{Catalog: tooldocs.NewCatalog(nil)})
+	route(mux, px, exec, statestore.New(statestore.Options{Dir: t.TempDir()}), catalog.NewService(catalog.ServiceOptions{Servers: px}))
 	routed := mux.Methods()
 	called := runtimeMethods(t)
 	if len(called) < 10 {

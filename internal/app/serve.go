@@ -37,6 +37,11 @@ func CheckHTTP(s settings.Settings) error {
 // Serve serves MCP until ctx ends: over streamable HTTP when the settings
 // name an address, else over stdio.
 func (a *App) Serve(ctx context.Context) error {
+	if a.Settings.Metrics != "" {
+		if err := a.Telemetry.ServeMetrics(ctx, a.Settings.Metrics, nil); err != nil {
+			return err
+		}
+	}
 	if a.Settings.HTTP == "" {
 		if a.Settings.Console != "" {
 			go func() {
@@ -62,6 +67,7 @@ func (a *App) Serve(ctx context.Context) error {
 			listening(addr)
 		}
 	}
+	opts.Metrics = a.Telemetry.Handler()
 	return a.Server.ServeHTTP(ctx, opts)
 }
 

@@ -29,6 +29,10 @@ type Request struct {
 	Arguments    jsontext.Value // as they will be sent
 	Reason       string         // the rule's reason
 	Rule         string         // which rule asked ("rules[2]", "default")
+	// Action, when set, is what is asked instead of a tool call ("add the
+	// MCP server X from catalog Y"); Server and Tool still key what is
+	// remembered.
+	Action string
 }
 
 // Answer is the human's decision.
@@ -95,11 +99,16 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 	if ok {
 		return Answer{Allowed: true, Approver: "session"}, nil
 	}
+	what := req.Server + "." + req.Tool
 	how := fmt.Sprintf("to allow it without asking, add a rule with decision = \"allow\" for server %q and tool %q to the policy file", req.Server, req.Tool)
+	if req.Action != "" {
+		what = req.Action
+		how = fmt.Sprintf("to allow it without asking, add an [[add]] rule with decision = \"allow\" for name %q to the policy file", req.Server)
+	}
 	p := peer.From(ctx)
 	canElicit := p != nil && p.Elicit != nil
 	if !canElicit && a.opts.Board == nil {
-		return Answer{Why: fmt.Sprintf("%s.%s needs a human's approval, and this client cannot ask its user (no elicitation support); %s", req.Server, req.Tool, how)}, nil
+		return Answer{Why: fmt.Sprintf("%s needs a human's approval, and this client cannot ask its user (no elicitation support); %s", what, how)}, nil
 	}
 	askCtx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
@@ -141,7 +150,7 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 	select {
 	case c := <-replies:
 		if c.err != nil {
-			return Answer{Why: fmt.Sprintf("asking the user to approve %s.%s failed (%v); %s", req.Server, req.Tool, c.err, how)}, nil
+			return Answer{Why: fmt.Sprintf("asking the user to approve %s failed (%v); %s", what, c.err, how)}, nil
 		}
 		r, action = c.Reply, c.action
 	case r = <-board:
@@ -149,10 +158,10 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 		if ctx.Err() != nil {
 			return Answer{}, ctx.Err()
 		}
-		return Answer{Why: fmt.Sprintf("%s.%s was not approved within %s; %s", req.Server, req.Tool, a.opts.Timeout, how)}, nil
+		return Answer{Why: fmt.Sprintf("%s was not approved within %s; %s", what, a.opts.Timeout, how)}, nil
 	}
 	if !r.Allowed {
-		return Answer{Approver: r.Approver, Why: fmt.Sprintf("the user did not approve %s.%s (%s); %s", req.Server, req.Tool, action, how)}, nil
+		return Answer{Approver: r.Approver, Why: fmt.Sprintf("the user did not approve %s (%s); %s", what, action, how)}, nil
 	}
 	if r.Remember {
 		a.mu.Lock()
@@ -186,7 +195,11 @@ var schema = map[string]any{
 // needs them.
 func (a *Approver) question(req Request) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Code running in codemode session %q wants to call %s.%s", req.Session, req.Server, req.Tool)
+	if req.Action != "" {
+		fmt.Fprintf(&b, "Code running in codemode session %q wants to %s", req.Session, req.Action)
+	} else {
+		fmt.Fprintf(&b, "Code running in codemode session %q wants to call %s.%s", req.Session, req.Server, req.Tool)
+	}
 	if len(req.Arguments) > 0 {
 		args := string(req.Arguments)
 		if utf8.RuneCountInString(args) > a.opts.MaxArgChars {

@@ -85,7 +85,7 @@ func (a Attack) Need(f string) bool { return slices.Contains(a.Needs, f) }
 var (
 	knownNeeds  = []string{"victim", "upstream", "data-dir"}
 	knownChecks = []string{"listener", "secrets", "sentinels", "timeout", "bounded", "procs", "procs-after",
-		"memory", "rss", "output", "log", "died-ok", "exit", "datadir", "statedir"}
+		"memory", "rss", "output", "log", "died-ok", "exit", "datadir", "statedir", "stopped"}
 )
 
 // Corpus returns every attack, in file name order.

@@ -25,7 +25,11 @@ import (
 //	sentinels    host files the attack aims at (core_pattern, modprobe,
 //	             the codemode, python and OCI runtime binaries) are unchanged
 //	timeout      the call ended as a timeout, within timeout + grace
+//	             (plus a hard allowance for a loaded machine)
 //	bounded      the call ended within timeout + grace, whatever its status
+//	stopped      the attack's busy processes beat into a heartbeat file in
+//	             the data directory (heartbeat() in corpus/_lib.py) while
+//	             they run; once the call has returned it must not grow
 //	procs        the host's process count stayed within the pids limit
 //	procs-after  no process of the sandbox's pid namespace outlives the
 //	             session (the attack prints it: "PIDNS pid:[N]")
@@ -44,7 +48,18 @@ import (
 // Allowances: generous enough for a noisy machine and parallel attacks,
 // far below what an unbounded attack reaches.
 const (
-	timeoutSlack   = 10 * time.Second
+	// timeoutSlack is a hard bound on top of timeout + grace. The call's
+	// time includes booting the sandbox and killing it, which take many
+	// seconds on a loaded 2-core machine (a podman container can take
+	// longer to boot than the attack's whole timeout), so a tight bound
+	// fails for load alone. Whether the timeout stopped the code is proven
+	// by evidence instead (the "stopped" check); this bound still catches a
+	// call that never ends.
+	timeoutSlack = 60 * time.Second
+	// stoppedWatch is how long the heartbeat must stay still after the
+	// call has returned: busy processes beat every 0.1 s, so one that
+	// still runs shows within it even when starved of CPU.
+	stoppedWatch   = 2 * time.Second
 	procsSlack     = 64
 	memorySlack    = 1 << 30 // other tests may run next to the suite
 	rssBound       = 256 << 20
@@ -228,12 +243,68 @@ func (r *runner) check(a Attack, res *executor.Result, dur time.Duration, o *obs
 			} else {
 				j.blocked("the real exit status %d was reported", want)
 			}
+		case "stopped":
+			r.checkStopped(a, j)
 		case "datadir":
 			r.checkDataDir(o, j)
 		case "statedir":
 			r.checkStateDir(o, j)
 		}
 	}
+}
+
+// checkStopped judges whether the timeout really stopped the code by what
+// the code itself left behind, not by how long the call took: its
+// heartbeat must not grow once the call has returned (the executor
+// returns a timed-out call only after killing the sandbox).
+func (r *runner) checkStopped(a Attack, j *judge) {
+	path, _ := r.fx.heartbeat(a)
+	defer os.Remove(path)
+	before, err := os.ReadFile(path)
+	if err != nil || len(before) == 0 {
+		j.fail("the attack left no heartbeat (%v): nothing shows whether its code stopped", err)
+		return
+	}
+	time.Sleep(stoppedWatch)
+	after, err := os.ReadFile(path)
+	if err != nil {
+		j.fail("reading the heartbeat: %v", err)
+		return
+	}
+	b := parseBeats(before)
+	if len(after) > len(before) {
+		j.escaped("the code was still running after the call had returned: %d more heartbeats within %s",
+			parseBeats(after).count-b.count, stoppedWatch)
+		return
+	}
+	j.blocked("no heartbeat once the call had returned (%d processes beat for %.1fs)", b.pids, b.last-b.first)
+}
+
+// beats summarizes a heartbeat file: "pid time" lines.
+type beats struct {
+	count, pids int
+	first, last float64
+}
+
+func parseBeats(data []byte) beats {
+	var b beats
+	pids := map[string]bool{}
+	lines := strings.Split(string(data), "\n")
+	for _, l := range lines[:len(lines)-1] { // the last one is empty, or cut short by the kill
+		pid, ts, ok := strings.Cut(l, " ")
+		t, err := strconv.ParseFloat(ts, 64)
+		if !ok || err != nil {
+			continue
+		}
+		if b.count == 0 || t < b.first {
+			b.first = t
+		}
+		b.last = max(b.last, t)
+		b.count++
+		pids[pid] = true
+	}
+	b.pids = len(pids)
+	return b
 }
 
 // sentinels hashes the host files that escapes aim to overwrite.

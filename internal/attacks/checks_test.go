@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPidNamespaceAndSurvivors(t *testing.T) {
@@ -27,5 +28,63 @@ func TestPidNamespaceAndSurvivors(t *testing.T) {
 	}
 	if left := survivors("pid:[1]", 0); len(left) != 0 {
 		t.Fatalf("survivors of a namespace nobody is in = %v", left)
+	}
+}
+
+// TestCheckStopped: the "stopped" check tells code that still runs after
+// its call returned from code that was stopped, by its heartbeat alone.
+func TestCheckStopped(t *testing.T) {
+	tests := []struct {
+		name    string
+		beats   string // the file when the call returns ("" = none)
+		running bool   // the code goes on beating
+		want    Verdict
+		how     string
+	}{
+		{name: "stopped", beats: "7 100.000\n8 100.100\n7 105.250\n", want: Blocked, how: "2 processes beat for 5.2s"},
+		{name: "cut short by the kill", beats: "7 100.000\n7 101.500\n8 10", want: Blocked, how: "1 processes beat for 1.5s"},
+		{name: "still running", beats: "7 100.000\n", running: true, want: Escaped, how: "still running after the call had returned"},
+		{name: "no heartbeat", want: Failed, how: "no heartbeat"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &runner{fx: &fixtures{dataDir: t.TempDir()}}
+			a := Attack{Name: "res-test", Checks: []string{"stopped"}}
+			path, inside := r.fx.heartbeat(a)
+			if inside != "/workspace/data/heartbeat-res-test" {
+				t.Fatalf("heartbeat inside the sandbox = %q", inside)
+			}
+			if tc.beats != "" {
+				if err := os.WriteFile(path, []byte(tc.beats), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stop := make(chan struct{})
+			defer close(stop)
+			if tc.running {
+				go func() {
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(100 * time.Millisecond):
+							f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+							if err != nil {
+								return
+							}
+							fmt.Fprintf(f, "7 %.3f\n", float64(time.Now().UnixMilli())/1000)
+							f.Close()
+						}
+					}
+				}()
+			}
+			j := &judge{attack: a}
+			r.checkStopped(a, j)
+			v, how := j.verdict()
+			if v != tc.want || !strings.Contains(how, tc.how) {
+				t.Fatalf("verdict = %s %q, want %s with %q", v, how, tc.want, tc.how)
+			}
+		})
 	}
 }

@@ -24,6 +24,9 @@ const secretEnv = "CODEMODE_ATTACK_SECRET"
 // upstreamName is the fixture MCP server's name in the planted config.
 const upstreamName = "fixture"
 
+// sandboxDataDir is where sandboxes see the fixtures' data directory.
+const sandboxDataDir = "/workspace/data"
+
 // fixtures is everything the host plants for the attacks to aim at, and
 // the host-side observers (listeners) that tell whether something got out.
 type fixtures struct {
@@ -69,6 +72,13 @@ func newFixtures(tmp string) (*fixtures, error) {
 		return nil, fmt.Errorf("attack fixtures: %w", err)
 	}
 	return f, nil
+}
+
+// heartbeat is the file attack a's busy processes append to (see
+// heartbeat() in corpus/_lib.py), as the host and as the sandbox see it.
+func (f *fixtures) heartbeat(a Attack) (host, inside string) {
+	name := "heartbeat-" + a.Name
+	return filepath.Join(f.dataDir, name), sandboxDataDir + "/" + name
 }
 
 func (f *fixtures) secret(what string) string {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,7 +186,7 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 		"state_dir":       fx.stateDir,
 		"config_file":     fx.config,
 		"markers":         fx.markers,
-		"data_dir":        "/workspace/data",
+		"data_dir":        sandboxDataDir,
 		"data_root_file":  fx.rootFile,
 		"env_secret_name": secretEnv,
 		"host_ips":        hostIPs(),
@@ -215,7 +216,12 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 }
 
 func (r *runner) program(a Attack) string {
-	return r.host + library() + "\n# --- " + a.File + "\n" + a.Source
+	host := r.host
+	if a.Has("stopped") {
+		_, inside := r.fx.heartbeat(a)
+		host += "HEARTBEAT = " + strconv.Quote(inside) + "\n"
+	}
+	return host + library() + "\n# --- " + a.File + "\n" + a.Source
 }
 
 // attack runs one attack in a fresh session of its own and judges it from

@@ -25,6 +25,7 @@ import (
 const (
 	KindDecision = "decision" // the policy decided on a call
 	KindCall     = "call"     // a call completed (or was refused)
+	KindAdd      = "add"      // code asked to add a server from a catalog (Server is the entry's name)
 )
 
 // Policy decisions.
@@ -47,7 +48,7 @@ const (
 type Record struct {
 	Seq        uint64         `json:"seq,omitzero"` // 1 for the first record ever, then +1 per record across rotation
 	Time       time.Time      `json:"time"`         // UTC, RFC 3339 with nanoseconds
-	Kind       string         `json:"kind"`         // KindDecision or KindCall
+	Kind       string         `json:"kind"`         // KindDecision, KindCall or KindAdd
 	Principal  string         `json:"principal,omitempty"`
 	Session    string         `json:"session,omitempty"`
 	CallID     string         `json:"call_id,omitempty"` // ties a decision to its call
@@ -71,7 +72,7 @@ const genesis = "000000000000000000000000000000000000000000000000000000000000000
 // check reports what makes r unfit to be written.
 func (r *Record) check() error {
 	switch r.Kind {
-	case KindDecision:
+	case KindDecision, KindAdd:
 		switch r.Decision {
 		case DecisionAllow, DecisionDeny, DecisionAsk:
 		default:
@@ -79,7 +80,7 @@ func (r *Record) check() error {
 		}
 	case KindCall:
 	default:
-		return fmt.Errorf("kind %q, want %q or %q", r.Kind, KindDecision, KindCall)
+		return fmt.Errorf("kind %q, want %q, %q or %q", r.Kind, KindDecision, KindCall, KindAdd)
 	}
 	if len(r.Args) > 0 {
 		if r.ArgsSHA256 != "" {

@@ -80,6 +80,7 @@ func commands() []command {
 			{"policy check FILE", "report syntax and condition errors with their line"},
 			{"policy explain FILE --server S --tool T [--args JSON]", "print the decision and the rule"},
 		}, policyCmd},
+		{"catalog", [][2]string{{"catalog search QUERY | show NAME | add NAME [--write]", "find servers in --catalog, add one to codemode's config"}}, noCode(catalogCmd)},
 		{"audit", [][2]string{{"audit verify FILE", "check an audit log's hash chain (exit 1 naming the first bad line)"}}, auditCmd},
 		{"version", [][2]string{{"version", "print the release, the commit and the Go version"}}, func(_ context.Context, _ []string, sio IO) (int, error) {
 			fmt.Fprintln(sio.Stdout, versionString())

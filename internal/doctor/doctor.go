@@ -41,6 +41,8 @@ type Report struct {
 	Selected string   `json:"selected"`
 	Required []string `json:"required"`
 	Results  []Result `json:"results"`
+	// Observability: whether metrics and tracing are configured and reachable.
+	Observability []sandbox.Check `json:"observability,omitempty"`
 }
 
 // Examine runs every target. preference lists backend names in the order
@@ -173,6 +175,19 @@ func (rep Report) Write(w io.Writer) {
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
+		}
+	}
+	if len(rep.Observability) > 0 {
+		fmt.Fprintf(w, "\nobservability\n")
+	}
+	for _, c := range rep.Observability {
+		mark := "✓"
+		if !c.OK {
+			mark = "✗"
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(w, "      fix: %s\n", c.Fix)
 		}
 	}
 }

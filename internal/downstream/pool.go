@@ -45,7 +45,10 @@ type Options struct {
 	MaxMessageBytes int
 	// ClientName is reported to the servers in initialize.
 	ClientName, ClientVersion string
-	Logger                    *slog.Logger
+	// Ended, if set, learns of a server that ended unexpectedly (it
+	// restarts on next use).
+	Ended  func(server string)
+	Logger *slog.Logger
 }
 
 // Errors callers branch on.
@@ -123,6 +126,33 @@ func New(opts Options) *Pool {
 		p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: p.log.With("server", cfg.Name)}
 	}
 	return p
+}
+
+// Add registers a server while the pool runs (one added from a catalog);
+// it starts on first use like the others. A name already taken is an error.
+func (p *Pool) Add(cfg serverconfig.Server) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return &Error{Server: cfg.Name, Kind: "closed", Err: ErrClosed}
+	}
+	if _, dup := p.servers[cfg.Name]; dup {
+		return fmt.Errorf("downstream: add %s: a server of that name exists", cfg.Name)
+	}
+	p.servers[cfg.Name] = &server{pool: p, cfg: cfg, log: p.log.With("server", cfg.Name)}
+	return nil
+}
+
+// Remove stops a server and forgets it (an added server that failed to
+// start).
+func (p *Pool) Remove(name string) {
+	p.mu.Lock()
+	s := p.servers[name]
+	delete(p.servers, name)
+	p.mu.Unlock()
+	if s != nil {
+		s.stop()
+	}
 }
 
 // Names returns the configured server names, sorted.

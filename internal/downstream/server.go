@@ -240,10 +240,7 @@ func (s *server) startProcess(c *connection) (mcp.Transport, error) {
 }
 
 func (s *server) httpClient() *http.Client {
-	if len(s.cfg.Headers) == 0 {
-		return nil
-	}
-	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}
+	return &http.Client{Transport: traceTransport{headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}}
 }
 
 type headerTransport struct {
@@ -329,6 +326,9 @@ func (s *server) watch(c *connection) {
 	s.mu.Unlock()
 	if current && !stopped {
 		s.log.Warn("MCP server ended; it restarts on next use", "error", err, "failures", failures)
+		if s.pool.opts.Ended != nil {
+			s.pool.opts.Ended(s.cfg.Name)
+		}
 	}
 	s.closeConnection(c)
 }
@@ -457,7 +457,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := c.cs.CallTool(callCtx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	res, err := c.cs.CallTool(callCtx, &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool, Arguments: args})
 	if err != nil {
 		e := s.callError(tool, callCtx, err)
 		if e.Kind == "timeout" {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/hostrpc"
@@ -18,11 +19,47 @@ type callState struct {
 	// values is the run_python request's context: handlers of the code's
 	// requests see its values (request id, the client) but not its
 	// cancellation, which the cell's own context carries.
-	values   context.Context
-	mu       sync.Mutex
-	images   []artifacts.Image
-	files    []File
-	progress func(ProgressUpdate)
+	values context.Context
+	mu     sync.Mutex
+	// A call waiting for a human has its timeout clock stopped.
+	paused      int           // guarded by mu
+	pausedSince time.Time     // guarded by mu
+	pausedTotal time.Duration // guarded by mu
+	images      []artifacts.Image
+	files       []File
+	progress    func(ProgressUpdate)
+}
+
+// pause stops the call's timeout clock until the returned func is called.
+func (c *callState) pause() func() {
+	c.mu.Lock()
+	if c.paused == 0 {
+		c.pausedSince = time.Now()
+	}
+	c.paused++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.paused--
+			if c.paused == 0 {
+				c.pausedTotal += time.Since(c.pausedSince)
+			}
+		})
+	}
+}
+
+// pausedFor is how long the clock has been stopped so far, and whether it
+// is stopped now.
+func (c *callState) pausedFor(now time.Time) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused > 0 {
+		return c.pausedTotal + now.Sub(c.pausedSince), true
+	}
+	return c.pausedTotal, false
 }
 
 func (c *callState) addImage(img artifacts.Image) {
@@ -70,8 +107,11 @@ func (m *Manager) route(bound *atomic.Pointer[session], sandboxID string) interp
 		if m.opts.Router == nil {
 			return nil, &wire.RPCError{Kind: hostrpc.KindUnavailable, Message: "this codemode answers no requests from code"}
 		}
-		if call := s.currentCall(); call != nil && call.values != nil {
-			ctx = withValues(ctx, call.values)
+		if call := s.currentCall(); call != nil {
+			if call.values != nil {
+				ctx = withValues(ctx, call.values)
+			}
+			ctx = hostrpc.WithPauser(ctx, call.pause)
 		}
 		ctx = context.WithValue(ctx, scopeKey{}, scope{s: s, sandboxID: sandboxID})
 		return m.opts.Router.Serve(ctx, &hostrpc.Request{Method: method, Params: params, Caller: hostrpc.Caller{

@@ -22,6 +22,8 @@ import (
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/wire"
 	"github.com/go-json-experiment/json/jsontext"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Manager.
@@ -67,7 +69,9 @@ type Options struct {
 	Images artifacts.Budget
 	// Spares is how many interpreters are kept started ahead of need.
 	Spares int
-	Logger *slog.Logger
+	// Observer learns of sandbox starts and exits (nil: none).
+	Observer Observer
+	Logger   *slog.Logger
 }
 
 // CallWatcher learns each call as it starts and ends. CallStarted returns the
@@ -83,6 +87,24 @@ type CallInfo struct {
 	Principal, Owner, Session, Code string
 	Reset                           bool
 }
+
+// Observer learns of the sandboxes' lifecycle (metrics).
+type Observer interface {
+	SandboxStarted(spare bool, d time.Duration)
+	SandboxExited(cause string)
+}
+
+// Why a session's sandbox ended (Observer.SandboxExited).
+const (
+	ExitReset       = "reset"        // the call asked for a fresh interpreter
+	ExitIdle        = "idle"         // the session expired
+	ExitTimeoutKill = "timeout-kill" // the code ignored the interrupt at its timeout
+	ExitOOM         = "oom"          // killed at the memory limit
+	ExitCrash       = "crash"        // it died on its own
+	ExitDisconnect  = "disconnect"   // the client's connection ended
+	ExitShutdown    = "shutdown"     // codemode is shutting down
+	ExitClosed      = "closed"       // closed from the web console
+)
 
 // Request is one run_python call.
 type Request struct {
@@ -218,14 +240,16 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 		ctx = o.CallStarted(ctx, CallInfo{Principal: principal, Owner: req.Owner, Session: name, Code: req.Code, Reset: req.Reset})
 		defer func() { o.CallEnded(ctx, res) }()
 	}
-	s, err := m.acquire(ctx, key{req.Owner, name}, principal)
+	actx, span := tracer(ctx).Start(ctx, "session acquire", trace.WithAttributes(attrSession.String(name)))
+	s, err := m.acquire(actx, key{req.Owner, name}, principal)
+	endSpan(span, err)
 	if err != nil {
 		res.Status, res.Error = StatusError, err.Error()
 		return res
 	}
 	defer m.release(s)
 	if req.Reset {
-		m.endInterpreter(s, "")
+		m.endInterpreter(s, "", ExitReset)
 		m.sessionEnded(s)
 	}
 	if s.ended != "" {
@@ -244,7 +268,8 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 		case <-in.Dead():
 			// It died between calls (killed from outside, OOM in a
 			// background thread): the code has not run, so run it afresh.
-			m.endInterpreter(s, "")
+			m.exited(exitCause(in.Exit(), false))
+			m.endInterpreter(s, "", "")
 			res.Notes = append(res.Notes, "the session's state was lost (its sandbox "+in.Exit().String()+" between calls); this call ran in a fresh interpreter")
 			res.StateLost = true
 			in = nil
@@ -261,7 +286,14 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 			}
 			s.setInterp(in)
 		}
-		if m.exec(ctx, s, in, req, timeout, res) || attempt > 0 {
+		cctx, span := tracer(ctx).Start(ctx, "cell execute", trace.WithAttributes(attrSandbox.String(in.ID())))
+		ran := m.exec(cctx, s, in, req, timeout, res)
+		span.SetAttributes(attrStatus.String(res.Status))
+		if res.Status != StatusSuccess {
+			span.SetStatus(codes.Error, res.Status)
+		}
+		span.End()
+		if ran || attempt > 0 {
 			return res
 		}
 		// The interpreter died just before the code could be sent; the code
@@ -301,7 +333,7 @@ func (m *Manager) exec(ctx context.Context, s *session, in *interpreter.Interpre
 		}
 	}})
 	if err != nil {
-		m.endInterpreter(s, "")
+		m.endInterpreter(s, "", ExitCrash)
 		return false
 	}
 	timer := time.NewTimer(timeout)
@@ -313,13 +345,23 @@ func (m *Manager) exec(ctx context.Context, s *session, in *interpreter.Interpre
 		tick = t.C
 	}
 	start := time.Now()
-	timedOut := false
+	timedOut, killed := false, false
 wait:
 	for {
 		select {
 		case <-cell.Done():
 			break wait
-		case <-timer.C:
+		case now := <-timer.C:
+			// Time spent waiting for a human (an approval) is not the code's.
+			paused, waiting := s.currentCall().pausedFor(now)
+			if waiting {
+				timer.Reset(time.Second)
+				continue
+			}
+			if left := timeout + paused - now.Sub(start); left > 0 {
+				timer.Reset(left)
+				continue
+			}
 			timedOut = true
 			break wait
 		case <-ctx.Done():
@@ -341,8 +383,9 @@ wait:
 		select {
 		case <-cell.Done():
 		case <-grace.C:
-			m.log.Warn("cell ignored the interrupt; killing its sandbox", "session", in.ID(), "grace", m.opts.InterruptGrace)
+			m.log.WarnContext(ctx, "cell ignored the interrupt; killing its sandbox", "session", in.ID(), "grace", m.opts.InterruptGrace)
 			in.Kill(context.Background())
+			killed = true
 			<-cell.Done()
 		}
 		grace.Stop()
@@ -372,6 +415,7 @@ wait:
 	}
 	if r.Died {
 		exit := r.Exit
+		m.exited(exitCause(exit, killed))
 		s.setInterp(nil)
 		res.StateLost = true
 		why := "the sandbox " + exit.String()
@@ -509,16 +553,27 @@ func (m *Manager) release(s *session) {
 }
 
 func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interpreter.Interpreter, error) {
+	ctx, span := tracer(ctx).Start(ctx, "sandbox acquire", trace.WithAttributes(attrBackend.String(m.opts.Backend.Name())))
+	defer span.End()
 	if in := m.claimSpare(s); in != nil {
+		span.SetAttributes(attrSource.String("spare"), attrSandbox.String(in.ID()))
+		m.log.InfoContext(ctx, "session started from a spare", "session", s.key.name, "sandbox", in.ID())
 		return in, nil
 	}
+	span.SetAttributes(attrSource.String("cold"))
 	start := time.Now()
-	in, bound, err := m.newInterpreter(ctx, s.key.name)
+	sctx, sspan := tracer(ctx).Start(ctx, "sandbox start")
+	in, bound, err := m.newInterpreter(sctx, s.key.name)
+	endSpan(sspan, err)
 	if err != nil {
+		span.SetStatus(codes.Error, "sandbox start failed")
 		return nil, err
 	}
+	if m.opts.Observer != nil {
+		m.opts.Observer.SandboxStarted(false, time.Since(start))
+	}
 	bound.Store(s)
-	m.log.Info("session started", "session", s.key.name, "sandbox", in.ID(), "python", in.PythonVersion(), "duration", time.Since(start))
+	m.log.InfoContext(ctx, "session started", "session", s.key.name, "sandbox", in.ID(), "python", in.PythonVersion(), "duration", time.Since(start))
 	return in, nil
 }
 
@@ -570,7 +625,6 @@ func (m *Manager) claimSpare(s *session) *interpreter.Interpreter {
 			default:
 			}
 			sp.bound.Store(s)
-			m.log.Info("session started from a spare", "session", s.key.name, "sandbox", sp.in.ID())
 			m.refillSpares()
 			return sp.in
 		default:
@@ -594,7 +648,11 @@ func (m *Manager) refillSpares() {
 	for range need {
 		go func() {
 			defer m.wg.Done()
+			start := time.Now()
 			in, bound, err := m.newInterpreter(context.Background(), "spare")
+			if err == nil && m.opts.Observer != nil {
+				m.opts.Observer.SandboxStarted(true, time.Since(start))
+			}
 			m.mu.Lock()
 			m.sparesStarting--
 			closed := m.closed
@@ -615,9 +673,10 @@ func (m *Manager) refillSpares() {
 	}
 }
 
-// endInterpreter kills s's interpreter. Preconditions: s's lock is held (or
-// s is no longer reachable).
-func (m *Manager) endInterpreter(s *session, why string) {
+// endInterpreter kills s's interpreter, counting its exit under cause ("":
+// counted already). Preconditions: s's lock is held (or s is no longer
+// reachable).
+func (m *Manager) endInterpreter(s *session, why, cause string) {
 	s.mu.Lock()
 	in := s.in
 	s.in = nil
@@ -626,6 +685,7 @@ func (m *Manager) endInterpreter(s *session, why string) {
 		return
 	}
 	s.ended = why
+	m.exited(cause)
 	if err := in.Kill(context.Background()); err != nil {
 		m.log.Warn("killing sandbox", "sandbox", in.ID(), "error", err)
 	}
@@ -643,7 +703,7 @@ func (m *Manager) CloseOwner(owner string) {
 		}
 	}
 	m.mu.Unlock()
-	m.killAll(victims)
+	m.killAll(victims, ExitDisconnect)
 }
 
 func (m *Manager) sessionEnded(s *session) {
@@ -654,7 +714,7 @@ func (m *Manager) sessionEnded(s *session) {
 
 // killAll kills the interpreters of sessions no longer in the map, waiting
 // for running calls to notice.
-func (m *Manager) killAll(victims []*session) {
+func (m *Manager) killAll(victims []*session, cause string) {
 	var wg sync.WaitGroup
 	for _, s := range victims {
 		m.sessionEnded(s)
@@ -665,14 +725,14 @@ func (m *Manager) killAll(victims []*session) {
 			// call, which then releases the lock.
 			select {
 			case s.lock <- struct{}{}:
-				m.endInterpreter(s, "")
+				m.endInterpreter(s, "", cause)
 				<-s.lock
 			default:
 				if in := s.interp(); in != nil {
 					in.Kill(context.Background())
 				}
 				s.lock <- struct{}{}
-				m.endInterpreter(s, "")
+				m.endInterpreter(s, "", cause)
 				<-s.lock
 			}
 		}()
@@ -710,7 +770,7 @@ func (m *Manager) reapIdle() {
 		for _, s := range victims {
 			m.log.Info("session expired after idle timeout", "session", s.key.name, "idle", m.opts.IdleTimeout)
 		}
-		m.killAll(victims)
+		m.killAll(victims, ExitIdle)
 	}
 }
 
@@ -724,7 +784,7 @@ func (m *Manager) CloseSession(owner, name string) bool {
 	if s == nil {
 		return false
 	}
-	m.killAll([]*session{s})
+	m.killAll([]*session{s}, ExitClosed)
 	return true
 }
 
@@ -743,7 +803,7 @@ func (m *Manager) ResetSession(owner, name, why string) bool {
 		in.Kill(context.Background()) // ends a running call, which releases the lock
 	}
 	s.lock <- struct{}{}
-	m.endInterpreter(s, why)
+	m.endInterpreter(s, why, ExitReset)
 	<-s.lock
 	return true
 }
@@ -792,7 +852,7 @@ func (m *Manager) Close() {
 	}
 	m.mu.Unlock()
 	close(m.stop)
-	m.killAll(victims)
+	m.killAll(victims, ExitShutdown)
 	m.wg.Wait() // spares being started are killed by their goroutine
 	for {
 		select {

@@ -212,3 +212,34 @@ func TestFitSpillsWhatItCuts(t *testing.T) {
 		t.Fatalf("uncut output was spilled: %+v", r.Files)
 	}
 }
+
+// slowHuman answers every request after wait, with the call's clock stopped
+// when pause is set (as the policy gate does while a human decides).
+type slowHuman struct {
+	wait  time.Duration
+	pause bool
+}
+
+func (h slowHuman) Serve(ctx context.Context, req *hostrpc.Request) (jsontext.Value, *wire.RPCError) {
+	if h.pause {
+		defer hostrpc.PauseTimeout(ctx)()
+	}
+	time.Sleep(h.wait)
+	return jsontext.Value("[]"), nil
+}
+
+// TestTimeoutStopsWhileAHumanDecides checks that time spent waiting for an
+// approval does not count against the call's timeout, and that it does
+// without the pause.
+func TestTimeoutStopsWhileAHumanDecides(t *testing.T) {
+	code := "from mcp import runtime\nprint(runtime.list_servers_sync())"
+	for _, tc := range []struct {
+		pause bool
+		want  string
+	}{{true, StatusSuccess}, {false, StatusTimeout}} {
+		m := newManager(t, Options{Router: slowHuman{wait: 2500 * time.Millisecond, pause: tc.pause}, DefaultTimeout: time.Second, MaxTimeout: time.Second, InterruptGrace: time.Second})
+		if r := run(t, m, "h", code); r.Status != tc.want {
+			t.Errorf("pause=%v: status %s, want %s (%+v)", tc.pause, r.Status, tc.want, r)
+		}
+	}
+}

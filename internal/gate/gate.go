@@ -105,13 +105,13 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		}
 		if len(c.Annotations) > 0 {
 			if err := jsonv2.Unmarshal(c.Annotations, &in.Annotations); err != nil {
-				g.log.Warn("tool annotations unreadable; rules see none", "server", c.Server, "tool", c.Tool, "error", err)
+				g.log.WarnContext(ctx, "tool annotations unreadable; rules see none", "server", c.Server, "tool", c.Tool, "error", err)
 			}
 		}
 		pol := g.opts.Policy.Current()
 		d := pol.Decide(ctx, in)
 		for _, ce := range d.ConditionErrors {
-			g.log.Warn("policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", c.Server, "tool", c.Tool)
+			g.log.WarnContext(ctx, "policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", c.Server, "tool", c.Tool)
 		}
 		if g.opts.Observe != nil {
 			g.opts.Observe(d)
@@ -159,8 +159,10 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		defer release()
 
 		if d.Effect == policy.Ask {
+			resume := hostrpc.PauseTimeout(ctx) // the human's time is not the code's
 			ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: c.Caller.Principal, Owner: c.Caller.Owner, Session: c.Caller.Session,
 				Server: c.Server, Tool: c.Tool, Arguments: jsontext.Value(argsJSON), Reason: d.Reason, Rule: d.Rule.Label})
+			resume()
 			if err != nil {
 				return nil, err
 			}
@@ -214,4 +216,66 @@ func newCallID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// AddRequest is code asking to add a server from a catalog.
+type AddRequest struct {
+	Caller hostrpc.Caller
+	policy.AddInput
+	// Persist asks to keep the server in codemode's config file: a human
+	// must approve that even when the rules allow the add.
+	Persist bool
+}
+
+// DecideAdd decides whether code may add a catalog entry as a server, asks
+// a human when the add rules say ask, and writes one audit record of kind
+// add. A refusal is an *hostrpc.Error of kind denied (not_found for a name
+// in no catalog).
+func (g *Gate) DecideAdd(ctx context.Context, r AddRequest) error {
+	d := g.opts.Policy.Current().DecideAdd(r.AddInput)
+	if r.Persist && d.Effect == policy.Allow {
+		d.Effect, d.Reason = policy.Ask, joinReason(d.Reason, "it would be kept in codemode's config file")
+	}
+	if g.opts.Observe != nil {
+		g.opts.Observe(d)
+	}
+	rec := audit.Record{Kind: audit.KindAdd, Principal: r.Caller.Principal, Session: r.Caller.Session, CallID: newCallID(),
+		Server: r.Name, Decision: d.Effect.String(), Rule: d.Rule.Label, Reason: d.Reason}
+	refuse := func(kind, msg string) error {
+		rec.Outcome = audit.OutcomeDenied
+		g.record(rec)
+		return &hostrpc.Error{Kind: kind, Server: r.Name, Message: msg}
+	}
+	switch {
+	case !r.Catalogued:
+		return refuse("not_found", fmt.Sprintf("%s is in no catalog; only catalog entries can be added from code (runtime.find_servers lists them)", r.Name))
+	case d.Effect == policy.Deny:
+		msg := fmt.Sprintf("adding %s is denied by policy (%s", r.Name, d.Rule.Label)
+		if d.Rule.Line > 0 {
+			msg += fmt.Sprintf(", line %d", d.Rule.Line)
+		}
+		msg += ")"
+		if d.Reason != "" {
+			msg += ": " + d.Reason
+		}
+		return refuse("denied", msg)
+	case d.Effect == policy.Ask:
+		action := fmt.Sprintf("add the MCP server %s (%s, from %s) and start it", r.Name, r.Registry, r.Source)
+		if r.Persist {
+			action += ", and keep it in codemode's config file"
+		}
+		ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: r.Caller.Principal, Owner: r.Caller.Owner, Session: r.Caller.Session,
+			Server: r.Name, Reason: d.Reason, Rule: d.Rule.Label, Action: action})
+		if err != nil {
+			return err
+		}
+		rec.Approver = ans.Approver
+		if !ans.Allowed {
+			rec.Reason = joinReason(d.Reason, ans.Why)
+			return refuse("denied", ans.Why)
+		}
+	}
+	rec.Outcome = audit.OutcomeOK
+	g.record(rec)
+	return nil
 }

@@ -38,6 +38,10 @@ const (
 	SearchToolDocs           = "search_tool_docs"
 	CallTool                 = "call_tool"
 
+	// Servers from catalogs (catalog).
+	FindServers = "find_servers"
+	AddServer   = "add_server"
+
 	// Results of the running call (executor).
 	Artifact = "artifact"
 	Progress = "progress"
@@ -219,4 +223,23 @@ func Chain(final ToolCaller, mws ...ToolMiddleware) ToolCaller {
 		final = mws[i](final)
 	}
 	return final
+}
+
+// pauserKey carries what stops the clock of the call a request belongs to.
+type pauserKey struct{}
+
+// WithPauser returns ctx whose requests can stop their call's timeout
+// clock while a human is asked (see PauseTimeout).
+func WithPauser(ctx context.Context, pause func() (resume func())) context.Context {
+	return context.WithValue(ctx, pauserKey{}, pause)
+}
+
+// PauseTimeout stops the timeout clock of the run_python call ctx belongs
+// to until resume is called: time a human takes to answer is not the code's.
+// Without a call in ctx it does nothing.
+func PauseTimeout(ctx context.Context) (resume func()) {
+	if pause, ok := ctx.Value(pauserKey{}).(func() func()); ok {
+		return pause()
+	}
+	return func() {}
 }

@@ -83,6 +83,9 @@ func checkImage(t *testing.T, e Engine, dir, tag string, m Manifest) {
 	args := append(e.Command[1:len(e.Command):len(e.Command)], "run", "--rm", "--network", "none", "--read-only",
 		"--user", "65534:65534", "--tmpfs", "/tmp", "--tmpfs", "/workspace",
 		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", // podman's defaults exceed the hard limits here
+		// matplotlib warns on stderr without a writable config dir; the
+		// warning and the printed line would race in the combined output.
+		"--env", "MPLCONFIGDIR=/tmp",
 		tag, "python3", "-c", "import os, numpy, pandas, matplotlib, PIL; print(1, os.getuid(), os.getcwd())")
 	out, err := exec.CommandContext(ctx, e.Command[0], args...).CombinedOutput()
 	if got, want := strings.TrimSpace(string(out)), "1 65534 /workspace"; err != nil || !strings.HasSuffix(got, want) {

@@ -48,6 +48,8 @@ type HTTPOptions struct {
 	Handlers map[string]http.Handler
 	// Listening, if set, is called with the bound address (for tests and logs).
 	Listening func(addr string)
+	// Metrics, if set, is served at /metrics behind the same authentication.
+	Metrics http.Handler
 }
 
 // CheckHTTPOptions refuses configurations that would expose code execution
@@ -139,6 +141,7 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 	// local codemode); non-browser clients send no Origin and pass.
 	handler = cop.Handler(handler)
 	mux := http.NewServeMux()
+	protect := func(h http.Handler) http.Handler { return h }
 	if o.authenticated() {
 		publicURL := o.PublicURL
 		if publicURL == "" {
@@ -176,7 +179,11 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 				mux.Handle(resourceMetadataPath(""), meta)
 			}
 		}
-		handler = challenge(auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)(handler))
+		protect = auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)
+		handler = challenge(protect(handler))
+	}
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", protect(o.Metrics))
 	}
 	mux.Handle(o.Path, s.logRequests(handler))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -42,7 +42,9 @@ type Options struct {
 	// InputWait is how long a call that asked its client a question (in
 	// its result) keeps its outcome for the client to come back (default 3m).
 	InputWait time.Duration
-	Logger    *slog.Logger
+	// Observer traces and measures run_python calls (nil: none).
+	Observer Observer
+	Logger   *slog.Logger
 }
 
 // Server is the MCP server.
@@ -89,7 +91,7 @@ func New(opts Options) *Server {
 		Name:        ToolName,
 		Description: toolDescription,
 		InputSchema: json.RawMessage(inputSchema(int(opts.DefaultTimeout/time.Second), int(opts.MaxTimeout/time.Second))),
-	}, s.runPython)
+	}, s.observed(s.runPython))
 	s.mcp.AddResource(&mcp.Resource{
 		URI:         CapabilitiesURI,
 		Name:        capabilitiesName,

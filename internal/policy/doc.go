@@ -68,6 +68,14 @@
 // what no rule might allow. ServerDecision applies the same reasoning to one
 // caller and any tool: Deny means the server need not start for it.
 //
+// # Adding servers from a catalog
+//
+// Add rules ([[add]]) decide whether code may add a server from a catalog
+// (DecideAdd): each matches entries by name glob, registry (npm, pypi, oci,
+// ..., or remote) and source (a glob over the catalog's file or URL), and
+// the first that matches decides; add_default (ask unless set) decides the
+// rest. A name that is in no catalog is always denied.
+//
 // # Limits
 //
 // An Enforcer applies the limits, reading them from a LimitSource (the

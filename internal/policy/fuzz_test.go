@@ -36,6 +36,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if d := p.DecideAdd(AddInput{Name: "a/b", Registry: "npm", Source: "c.json", Catalogued: true}); d.Effect < Allow || d.Effect > Ask {
+			t.Fatalf("DecideAdd gave effect %d", d.Effect)
+		}
 		in := Input{Server: "fs", Tool: "write_file", Args: map[string]any{"path": "/x"}, Principal: "alice"}
 		d := p.Decide(context.Background(), in)
 		if d.Effect < Allow || d.Effect > Ask {

@@ -116,7 +116,8 @@ func (d *decoder) errorf(line int, field, format string, a ...any) {
 }
 
 func (d *decoder) policy(root *node) *Policy {
-	p := &Policy{def: Allow, defRef: RuleRef{Index: -1, Label: "default"}}
+	p := &Policy{def: Allow, defRef: RuleRef{Index: -1, Label: "default"},
+		addDef: Ask, addDefRef: RuleRef{Index: -1, Label: "add_default"}}
 	if root.kind != kindMap {
 		d.errorf(root.line, "", "the document is %s, want a table of settings", root.kind)
 		return p
@@ -139,8 +140,22 @@ func (d *decoder) policy(root *node) *Policy {
 			}
 		case "limits":
 			p.limits = d.limits(f)
+		case "add_default":
+			if e, ok := d.effect(f, f.key); ok {
+				p.addDef, p.addDefRef.Line = e, f.line
+			}
+		case "add":
+			if f.val.kind != kindList {
+				d.errorf(f.line, f.key, "want a list of add rules, got %s", f.val.kind)
+				continue
+			}
+			for i, item := range f.val.items {
+				if r, ok := d.addRule(i, item); ok {
+					p.adds = append(p.adds, r)
+				}
+			}
 		default:
-			d.errorf(f.line, f.key, "unknown key (want default, rules or limits)")
+			d.errorf(f.line, f.key, "unknown key (want default, rules, limits, add_default or add)")
 		}
 	}
 	return p

@@ -127,7 +127,7 @@ func TestParseValues(t *testing.T) {
 	}{
 		{"default invalid", "toml", `default = "permit"`, `line 1: default: invalid decision "permit" (want allow, deny or ask)`},
 		{"default wrong type", "json", `{"default": true}`, `line 1: default: want a string, got a boolean`},
-		{"unknown top-level key", "yaml", "rule:\n  - decision: deny", "line 1: rule: unknown key (want default, rules or limits)"},
+		{"unknown top-level key", "yaml", "rule:\n  - decision: deny", "line 1: rule: unknown key (want default, rules, limits, add_default or add)"},
 		{"rules not a list", "toml", "[rules]\ndecision = \"deny\"", "line 1: rules: want a list of rules, got a table"},
 		{"rule not a table", "json", `{"rules": ["deny"]}`, "line 1: rules[0]: want a table, got a string"},
 		{"empty server", "toml", "[[rules]]\nserver = \"\"\ndecision = \"deny\"", "line 2: rules[0].server: empty pattern; leave server out to match any"},
@@ -140,6 +140,11 @@ func TestParseValues(t *testing.T) {
 		{"two YAML documents", "yaml", "default: allow\n---\ndefault: deny", "line 2: a policy is one YAML document; found another"},
 		{"YAML alias", "yaml", "default: &d allow\nrules: []", "line 1: YAML anchors and aliases are not supported in a policy"},
 		{"date value", "toml", "default = 1979-05-27", "line 1: default: want a string, got a date, time or tagged value"},
+		{"add not a list", "toml", "[add]\ndecision = \"deny\"", "line 1: add: want a list of add rules, got a table"},
+		{"add unknown registry", "toml", "[[add]]\nregistry = \"cargo\"\ndecision = \"deny\"", `line 2: add[0].registry: unknown registry "cargo"`},
+		{"add unknown key", "yaml", "add:\n  - server: x\n    decision: deny", "line 2: add[0].server: unknown key (want name, registry, source, decision or reason)"},
+		{"add without decision", "json", `{"add": [{"name": "x"}]}`, "line 1: add[0]: missing decision (allow, deny or ask)"},
+		{"add_default invalid", "toml", `add_default = "maybe"`, `line 1: add_default: invalid decision "maybe"`},
 		{"unknown format", "ini", "", `unknown policy format "ini" (want toml, json or yaml)`},
 	}
 	for _, tt := range tests {
@@ -188,6 +193,18 @@ func TestParseFormatsAgree(t *testing.T) {
 		}
 		if l := p.Limits(); l != (Limits{200, 16, 600}) {
 			t.Errorf("%s: limits %+v", file, l)
+		}
+		for _, c := range []struct {
+			in   AddInput
+			want string
+		}{
+			{AddInput{Name: "io.github.modelcontextprotocol/server-memory", Registry: "npm", Catalogued: true}, "allow add[0]"},
+			{AddInput{Name: "io.github.modelcontextprotocol/server-memory", Registry: "pypi", Catalogued: true}, "deny add_default"},
+			{AddInput{Name: "io.github.modelcontextprotocol/server-memory", Registry: "npm"}, "deny catalog"},
+		} {
+			if d := p.DecideAdd(c.in); d.Effect.String()+" "+d.Rule.Label != c.want {
+				t.Errorf("%s: DecideAdd(%+v) = %s, want %s", file, c.in, d, c.want)
+			}
 		}
 		for i, in := range inputs {
 			d := p.Decide(context.Background(), in)

@@ -16,6 +16,10 @@ type Policy struct {
 	defRef RuleRef
 	rules  []rule
 	limits Limits
+
+	addDef    Effect
+	addDefRef RuleRef
+	adds      []addRule
 }
 
 type rule struct {

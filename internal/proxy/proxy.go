@@ -60,6 +60,7 @@ func (p *Proxy) toolHidden(server, tool string) bool {
 type Proxy struct {
 	opts    Options
 	log     *slog.Logger
+	mu      sync.RWMutex // guards servers, which grows when servers are added
 	servers map[string]serverconfig.Server
 	cache   *toolCache
 
@@ -94,7 +95,7 @@ func New(opts Options) *Proxy {
 func (p *Proxy) ToolsChanged(server string, tools []*mcp.Tool) {
 	converted := convertTools(tools)
 	p.opts.Catalog.SetTools(server, converted)
-	if cfg, ok := p.servers[server]; ok {
+	if cfg, ok := p.config(server); ok {
 		if err := p.cache.put(cfg, converted); err != nil {
 			p.log.Warn("writing the tool cache", "error", err)
 		}
@@ -123,6 +124,46 @@ func rawJSON(v any) json.RawMessage {
 	return data
 }
 
+func (p *Proxy) config(name string) (serverconfig.Server, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	cfg, ok := p.servers[name]
+	return cfg, ok
+}
+
+// Alias reports the alias of a server code may see, by name or alias.
+func (p *Proxy) Alias(name string) (string, bool) {
+	info, ok := p.opts.Catalog.Server(name)
+	if !ok || p.serverHidden(info.Name) {
+		return "", false
+	}
+	return info.Alias, true
+}
+
+// AddServer adds a server while codemode runs (from a catalog): the pool
+// gets it, it starts and lists its tools, and from then on discovery,
+// search and calls treat it as configured; new interpreters see it in
+// their boot configuration (Briefs). If it fails to start it is removed.
+func (p *Proxy) AddServer(ctx context.Context, cfg serverconfig.Server) (string, error) {
+	if err := p.opts.Pool.Add(cfg); err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	p.servers[cfg.Name] = cfg
+	p.mu.Unlock()
+	p.opts.Catalog.AddServer(cfg.Name, cfg.Description)
+	if _, err := p.opts.Pool.Tools(ctx, cfg.Name); err != nil {
+		p.opts.Pool.Remove(cfg.Name)
+		p.opts.Catalog.RemoveServer(cfg.Name)
+		p.mu.Lock()
+		delete(p.servers, cfg.Name)
+		p.mu.Unlock()
+		return "", toRPCError(err)
+	}
+	info, _ := p.opts.Catalog.Server(cfg.Name)
+	return info.Alias, nil
+}
+
 // Brief describes a server to the runtime at boot (for mcp_<alias> names).
 type Brief struct {
 	Name        string `json:"name"`
@@ -149,7 +190,7 @@ func (p *Proxy) about(s tooldocs.ServerInfo) string {
 	if s.Description != "" {
 		return s.Description
 	}
-	cfg, ok := p.servers[s.Name]
+	cfg, ok := p.config(s.Name)
 	if !ok {
 		return ""
 	}
@@ -386,7 +427,7 @@ type description struct {
 
 func (p *Proxy) describe(info tooldocs.ServerInfo) description {
 	d := description{Name: info.Name, Alias: info.Alias, Tools: []toolDescription{}}
-	if cfg, ok := p.servers[info.Name]; ok && cfg.Cwd != "" {
+	if cfg, ok := p.config(info.Name); ok && cfg.Cwd != "" {
 		cwd := cfg.Cwd
 		d.Cwd = &cwd
 	}
@@ -425,7 +466,7 @@ func (p *Proxy) indexAll(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			if _, err := p.opts.Pool.Tools(ctx, name); err != nil {
-				p.log.Info("server not searchable", "server", name, "error", err)
+				p.log.InfoContext(ctx, "server not searchable", "server", name, "error", err)
 			}
 		}()
 	}

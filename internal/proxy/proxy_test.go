@@ -60,7 +60,7 @@ func TestDispatch(t *testing.T) {
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "add", "positional": []any{1}}, "", "type_error: add() takes no positional arguments; call it with keyword arguments: a, b (required: a, b)"},
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "positional": []any{"a", "b"}}, "", "type_error: echo() takes 1 positional argument but 2 were given"},
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "arguments": map[string]any{"message": "a"}, "positional": []any{"b"}}, "", "type_error: echo() got multiple values for argument 'message'"},
-		{"call_tool", map[string]any{"server": "my-tools", "tool": "nope"}, "", "unknown_tool: Tool \"nope\" not found for server my-tools; its tools: add, big, crash, echo, env, fail, grow, sleep"},
+		{"call_tool", map[string]any{"server": "my-tools", "tool": "nope"}, "", "unknown_tool: Tool \"nope\" not found for server my-tools; its tools: add, big, crash, echo, env, fail, grow, meet, sleep, traceparent"},
 		{"call_tool", map[string]any{"server": "elsewhere", "tool": "x"}, "", "unknown_server: Unknown MCP server: elsewhere (configured: my-tools)"},
 		{"call_tool", map[string]any{"server": "my-tools"}, "", "invalid: Missing tool name"},
 		{"call_tool", map[string]any{"server": "my-tools", "tool": "echo", "arguments": map[string]any{"mesage": "hi"}}, "",

@@ -96,6 +96,11 @@ type Settings struct {
 	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
 	Console            string        // stdio mode: serve the web console on this address ("" = off)
 	ConsoleAdmins      string        // token names that see every session in the console (comma-separated)
+	Metrics            string        // address serving Prometheus /metrics ("" = none)
+	OTLPEndpoint       string        // OTLP endpoint traces go to ("" = the OTEL_EXPORTER_OTLP_* variables)
+	TraceContent       bool          // record code and tool arguments in spans
+	Catalogs           []string      // MCP server catalogs (files or registry URLs) code may add servers from
+	NPMPrefix          string        // a directory whose node_modules holds npm packages to run instead of npx
 }
 
 // Source tells where an effective value came from.
@@ -273,6 +278,16 @@ func declare(backends []Choice) []setting {
 			doc: "in stdio mode, serve the web console on this address (loopback unless tokens are set); HTTP mode serves it at /console/", apply: func(s *Settings, v any) { s.Console = v.(string) }},
 		{name: "console-admins", group: GroupHTTP, env: []string{"CODEMODE_CONSOLE_ADMINS"}, kind: kString,
 			doc: "token names that see and act on every client's sessions in the web console, comma-separated", apply: func(s *Settings, v any) { s.ConsoleAdmins = v.(string) }},
+		{name: "catalog", group: GroupCall, env: []string{"CODEMODE_CATALOG"}, kind: kString,
+			doc: "MCP server catalogs code may add servers from: files of server.json documents or registry base URLs, comma-separated", apply: func(s *Settings, v any) { s.Catalogs = splitList(v.(string)) }},
+		{name: "npm-prefix", group: GroupCall, env: []string{"CODEMODE_NPM_PREFIX"}, kind: kPath,
+			doc: "a directory whose node_modules holds npm packages: catalog entries found there run from it instead of through npx", apply: func(s *Settings, v any) { s.NPMPrefix = v.(string) }},
+		{name: "metrics", group: GroupGeneral, env: []string{"CODEMODE_METRICS"}, kind: kString,
+			doc: "serve Prometheus metrics at http://ADDR/metrics (in HTTP mode they are also at /metrics on the main listener)", apply: func(s *Settings, v any) { s.Metrics = v.(string) }},
+		{name: "otlp-endpoint", group: GroupGeneral, env: []string{"CODEMODE_OTLP_ENDPOINT"}, kind: kString,
+			doc: "export traces over OTLP to this URL (http://host:4318, or host:4317 with OTEL_EXPORTER_OTLP_PROTOCOL=grpc); the standard OTEL_EXPORTER_OTLP_* variables work too", apply: func(s *Settings, v any) { s.OTLPEndpoint = v.(string) }},
+		{name: "trace-content", group: GroupGeneral, env: []string{"CODEMODE_TRACE_CONTENT"}, def: "false", kind: kBool,
+			doc: "record the code and tool arguments in spans (they may hold secrets)", apply: func(s *Settings, v any) { s.TraceContent = v.(bool) }},
 		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 	}
@@ -377,6 +392,17 @@ func (r Registry) Load(flags map[string]string, env Env) (Settings, []Source, er
 		return Settings{}, nil, err
 	}
 	return s, sources, nil
+}
+
+// splitList reads a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func defaultStateDir(env Env) string {

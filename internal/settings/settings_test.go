@@ -149,3 +149,22 @@ func TestBackendChoices(t *testing.T) {
 		t.Errorf("Choices(timeout) = %v, want nil (any duration)", got)
 	}
 }
+
+func TestCatalogList(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want []string
+	}{
+		{"", nil},
+		{"a.json", []string{"a.json"}},
+		{" a.json, ,https://registry.example.com ,", []string{"a.json", "https://registry.example.com"}},
+	} {
+		s, _, err := load(nil, Env{Home: "/home/u", Vars: map[string]string{"CODEMODE_CATALOG": tt.raw, "CODEMODE_NPM_PREFIX": "~/npm"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(s.Catalogs, "|") != strings.Join(tt.want, "|") || len(s.Catalogs) != len(tt.want) || s.NPMPrefix != "/home/u/npm" {
+			t.Errorf("CODEMODE_CATALOG=%q: catalogs %q, npm prefix %q", tt.raw, s.Catalogs, s.NPMPrefix)
+		}
+	}
+}

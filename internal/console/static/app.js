@@ -43,7 +43,7 @@ function renderApprovals() {
   const list = document.getElementById("approval-list");
   const items = state.approvals.map((a) =>
     el("div", { class: "approval", "data-id": a.id },
-      el("div", {}, el("strong", {}, a.server + "." + a.tool), " ",
+      el("div", {}, el("strong", {}, a.action || a.server + "." + a.tool), " ",
         el("span", { class: "muted" }, "session " + a.session + " of " + a.principal)),
       a.reason ? el("div", {}, "Reason: " + a.reason) : null,
       el("pre", { class: "args" }, a.arguments),

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,6 +78,51 @@ type sleepArgs struct {
 	Milliseconds int `json:"milliseconds" jsonschema:"how long to sleep"`
 }
 
+type meetArgs struct {
+	Count        int `json:"count" jsonschema:"how many calls must be in flight at once"`
+	Milliseconds int `json:"milliseconds" jsonschema:"how long to wait for them"`
+}
+
+// barrier lets calls of the meet tool wait for each other: a round ends
+// when every call of it has left.
+type barrier struct {
+	mu       sync.Mutex
+	inFlight int
+	met      chan struct{} // closed when the round's count is reached
+}
+
+// meet waits until count calls are in flight at once, or wait has passed.
+// Calls that run one after the other never meet, however fast they are.
+func (b *barrier) meet(ctx context.Context, count int, wait time.Duration) (*mcp.CallToolResult, error) {
+	b.mu.Lock()
+	if b.inFlight == 0 {
+		b.met = make(chan struct{})
+	}
+	b.inFlight++
+	met := b.met
+	if b.inFlight >= count {
+		select {
+		case <-met:
+		default:
+			close(met)
+		}
+	}
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.inFlight--
+		b.mu.Unlock()
+	}()
+	select {
+	case <-met:
+		return text(fmt.Sprintf("met %d", count)), nil
+	case <-time.After(wait):
+		return text(fmt.Sprintf("alone: %d calls were never in flight at once", count)), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 type sizeArgs struct {
 	Bytes int `json:"bytes" jsonschema:"size of the text to return"`
 }
@@ -99,6 +145,11 @@ func addTools(s *mcp.Server) {
 		func(ctx context.Context, r *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + a.Message), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "traceparent", Description: "Return the traceparent the call carried in _meta."},
+		func(ctx context.Context, r *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			tp, _ := r.Params.GetMeta()["traceparent"].(string)
+			return text(tp), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleep, then answer."},
 		func(ctx context.Context, r *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
 			select {
@@ -107,6 +158,12 @@ func addTools(s *mcp.Server) {
 				return nil, nil, ctx.Err()
 			}
 			return text(fmt.Sprintf("slept %dms", a.Milliseconds)), nil, nil
+		})
+	var meeting barrier
+	mcp.AddTool(s, &mcp.Tool{Name: "meet", Description: "Answer once count calls of this tool are in flight at once (a barrier)."},
+		func(ctx context.Context, r *mcp.CallToolRequest, a meetArgs) (*mcp.CallToolResult, any, error) {
+			res, err := meeting.meet(ctx, a.Count, time.Duration(a.Milliseconds)*time.Millisecond)
+			return res, nil, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return a large text."},
 		func(ctx context.Context, r *mcp.CallToolRequest, a sizeArgs) (*mcp.CallToolResult, any, error) {

@@ -211,7 +211,8 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 		stderr.Close()
 		return nil, fmt.Errorf("%s sandbox %s: starting %s: %w", b.Name(), spec.ID, e.command[0], err)
 	}
-	s := &session{id: spec.ID, name: name, eng: e, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, done: make(chan struct{}), log: b.log}
+	s := &session{id: spec.ID, name: name, eng: e, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr,
+		exited: make(chan struct{}), done: make(chan struct{}), log: b.log}
 	go s.waitLoop()
 	return s, nil
 }
@@ -334,7 +335,8 @@ type session struct {
 	killOnce sync.Once
 	killed   bool
 	mu       sync.Mutex
-	done     chan struct{}
+	exited   chan struct{} // the run CLI has ended
+	done     chan struct{} // and the container is removed
 	exit     sandbox.Exit
 	err      error
 }
@@ -348,6 +350,7 @@ func (s *session) Stderr() io.Reader     { return s.stderr }
 // removes it.
 func (s *session) waitLoop() {
 	err := s.cmd.Wait()
+	close(s.exited)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	exit := sandbox.Exit{}
@@ -380,6 +383,23 @@ func (s *session) waitLoop() {
 	close(s.done)
 }
 
+// awaitContainer returns once the session's container exists, the run CLI
+// has ended, or ctx is done.
+func (s *session) awaitContainer(ctx context.Context) {
+	for {
+		if ok, _ := s.eng.exists(ctx, s.name); ok {
+			return
+		}
+		select {
+		case <-s.exited:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // Wait implements sandbox.Session.
 func (s *session) Wait(ctx context.Context) (sandbox.Exit, error) {
 	select {
@@ -404,11 +424,22 @@ func (s *session) Kill(ctx context.Context) error {
 		s.mu.Unlock()
 		rmCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		// Killed right after Start, the engine may still be creating the
+		// container: removing by name would find nothing, and killing the
+		// CLI then could leave a container that the engine goes on to
+		// create with nobody left to remove it. So the container must exist
+		// first, or the CLI have ended without one.
+		s.awaitContainer(rmCtx)
 		if err := s.eng.remove(rmCtx, s.name); err != nil {
 			s.log.Warn("removing container", "container", s.name, "error", err)
 		}
-		// The CLI may still be attaching or already gone; end it either way.
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		// The CLI may still be attaching or already gone; end it either way
+		// (not once reaped: its process group id may be reused).
+		select {
+		case <-s.exited:
+		default:
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		}
 	})
 	select {
 	case <-s.done:

@@ -2,6 +2,8 @@ package container
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +102,54 @@ func containerLeaks(b *Backend) func(t *testing.T) []string {
 			}
 		}
 		return out
+	}
+}
+
+// TestConcurrentRemovesAllSucceed: several `rm -f` of one container at once
+// (a Kill racing the session's own cleanup) all count as success, and the
+// container is gone when each returns. Docker answers all but one with
+// "removal ... is already in progress".
+func TestConcurrentRemovesAllSucceed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command func(testing.TB) []string
+	}{
+		{"podman", testenv.Podman},
+		{"docker", testenv.Docker},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBackend(t, Options{Name: tc.name, Command: tc.command(t)})
+			if _, err := b.Probe(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			e := b.eng
+			name := fmt.Sprintf("codemode-%d-rmrace", os.Getpid())
+			if _, err := e.output(t.Context(), "run", "-d", "--name", name, "--label", labelManaged+"=1",
+				"--label", labelOwner+"="+b.owner, "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+				"--network", "none", testenv.Image(t), "sleep", "600"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.remove(context.Background(), name) })
+			const n = 4
+			errs, start := make(chan error, n), make(chan struct{})
+			for range n {
+				go func() {
+					<-start
+					err := e.remove(t.Context(), name)
+					if err == nil {
+						if ok, ierr := e.exists(t.Context(), name); ok || ierr != nil {
+							err = fmt.Errorf("remove returned but the container exists (%v, %v)", ok, ierr)
+						}
+					}
+					errs <- err
+				}()
+			}
+			close(start)
+			for range n {
+				if err := <-errs; err != nil {
+					t.Errorf("concurrent remove = %v", err)
+				}
+			}
+		})
 	}
 }

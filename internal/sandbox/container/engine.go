@@ -182,16 +182,59 @@ func (e engine) inspect(ctx context.Context, name string) (containerState, error
 }
 
 // remove kills and removes a container by name; a missing one is fine.
+// So is one that another `rm -f` is already removing (a Kill racing the
+// session's own cleanup): remove then waits until it is gone, so that
+// success always means the container no longer exists.
 func (e engine) remove(ctx context.Context, name string) error {
 	args := []string{"rm", "-f", name}
 	if e.kind == Podman {
 		args = []string{"rm", "-f", "-t", "0", name}
 	}
 	_, err := e.output(ctx, args...)
-	if err != nil && isNotFound(err) {
+	switch {
+	case err == nil || isNotFound(err) || isRemoved(err):
 		return nil
+	case isRemoving(err):
+		return e.waitGone(ctx, name)
 	}
 	return err
+}
+
+// isRemoving: docker refuses a second removal while one is under way.
+func isRemoving(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "already in progress")
+}
+
+// isRemoved: podman's second removal finds the container already gone.
+func isRemoved(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "already been removed")
+}
+
+// exists reports whether a container of that name exists; only a clear
+// "no such container" counts as absent.
+func (e engine) exists(ctx context.Context, name string) (bool, error) {
+	_, err := e.output(ctx, "inspect", "--type", "container", "--format", "{{.Id}}", name)
+	switch {
+	case err == nil:
+		return true, nil
+	case isNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// waitGone waits until the container no longer exists.
+func (e engine) waitGone(ctx context.Context, name string) error {
+	for {
+		if ok, err := e.exists(ctx, name); err == nil && !ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the removal of container %s: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // labelled lists containers with a label, as name -> value of that label.

@@ -12,12 +12,13 @@ from _codemode.rpc import MCPError
 
 _session = None
 _briefs = ()  # ({"name", "alias", "description"}, ...) of every configured server
+_proxies = None  # the session's mcp_servers
 
 __all__ = [
     "MCPError", "describe_server_sync", "call_tool", "call_tool_sync", "list_tools", "list_tools_sync", "list_servers",
     "list_servers_sync", "discovered_servers", "describe_server", "list_loaded_server_metadata",
     "query_tool_docs_sync", "query_tool_docs", "search_tool_docs_sync", "search_tool_docs",
-    "capability_summary", "ToolResult", "progress", "to_toon",
+    "capability_summary", "ToolResult", "progress", "to_toon", "find_servers", "add_server",
     "save_memory", "load_memory", "list_memories", "update_memory", "delete_memory", "save_tool", "list_saved_tools",
 ]
 
@@ -37,7 +38,8 @@ def _user_globals(mcp_package):
 
     from mcp import servers as _servers
 
-    proxies = _Servers()
+    global _proxies
+    proxies = _proxies = _Servers()
     names = {"runtime": sys.modules[__name__], "mcp": mcp_package, "mcp_servers": proxies}
     for b in _briefs:
         proxy = _servers.ServerProxy(b["name"], b["alias"], b.get("description", ""))
@@ -380,6 +382,54 @@ def search_tool_docs_sync(query, *, limit=5, detail="summary"):
     if not isinstance(query, str) or not query.strip():
         return []
     return _rpc("search_tool_docs", query=query, limit=_limit(limit), detail=_detail(detail))
+
+
+# --- servers from catalogs -------------------------------------------------
+
+@_pending
+async def find_servers(query, limit=5):
+    """Rank the entries of codemode's server catalogs for a query (names,
+    descriptions; typos tolerated): ({"name", "title", "description",
+    "version", "registry", "source", "secrets", "configured", "alias"}, ...),
+    best first. ``configured`` marks servers already usable."""
+    if not isinstance(query, str) or not query.strip():
+        return []
+    return await _arpc("find_servers", query=query, limit=_limit(limit))
+
+
+@_pending
+async def add_server(name, env=None, persist=False):
+    """Add a catalog entry as a server: the policy decides (it may ask the
+    user), the server starts and its tools are listed. Returns {"name",
+    "alias", "description", "entry"}; ``mcp_<alias>`` and
+    ``mcp_servers[name]`` work at once. ``env`` sets the entry's plain
+    variables; secret ones come only from codemode's environment.
+    ``persist=True`` also keeps it in codemode's config directory (for later
+    runs) once the user approves; "config" then names the file."""
+    if not isinstance(name, str) or not name.strip():
+        raise MCPError("add_server(name) needs the name of a catalog entry (see runtime.find_servers)")
+    if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                               for k, v in env.items())):
+        raise MCPError("'env' must be a dict of strings")
+    added = await _arpc("add_server", name=name, env=env or {}, persist=bool(persist))
+    _register(added)
+    return added
+
+
+def _register(added):
+    """Make an added server usable in this session as configured ones are."""
+    global _briefs
+    from mcp import servers as _servers
+
+    brief = {"name": added["name"], "alias": added["alias"], "description": added.get("description") or ""}
+    if not any(b["name"] == brief["name"] for b in _briefs):
+        _briefs = _briefs + (brief,)
+    proxy = _servers.ServerProxy(brief["name"], brief["alias"], brief["description"])
+    if _proxies is not None:
+        _proxies[brief["name"]] = proxy
+    runner = getattr(_session, "runner", None)
+    if runner is not None:
+        runner.namespace["mcp_" + brief["alias"]] = proxy
 
 
 # --- calls ------------------------------------------------------------------
