@@ -43,7 +43,7 @@ func (a *App) consoleHandler(ctx context.Context, tokens *mcpserver.Tokens, addr
 	if a.Settings.AuditLog != "" && a.guard != nil {
 		auditLog = &console.AuditLog{Path: a.Settings.AuditLog, Sync: a.guard.audit.Sync}
 	}
-	return console.New(console.Options{Recorder: a.recorder, Sessions: a.Executor, Servers: a.Pool, Audit: auditLog, Backend: a.Backend.Name(), Login: login, Stop: ctx.Done(), Logger: a.Log.With("component", "console")})
+	return console.New(console.Options{Recorder: a.recorder, Sessions: a.Executor, Servers: a.Pool, Audit: auditLog, Backend: a.Backend.Name(), Metrics: a.Telemetry.Registry, Login: login, Stop: ctx.Done(), Logger: a.Log.With("component", "console")})
 }
 
 func (a *App) printConsoleURL(url string) {

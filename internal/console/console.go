@@ -29,6 +29,7 @@ import (
 	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/approval"
 	"github.com/codemode/codemode/internal/executor"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 //go:embed static
@@ -64,6 +65,9 @@ type Options struct {
 	Servers  Servers            // nil: no downstream servers shown
 	Audit    *AuditLog          // nil: no audit log
 	Backend  string             // the sandbox backend's name, shown with the sessions
+	// Metrics are the process's metrics: admins see headline numbers, and
+	// every login the servers' restarts (nil: none).
+	Metrics prometheus.Gatherer
 	// Login checks a token and says whose it is.
 	Login func(token string) (Identity, bool)
 	// LoginTTL bounds a login (default 12 hours).
@@ -244,15 +248,17 @@ type State struct {
 	Sessions  []SessionView        `json:"sessions"`
 	Approvals []*activity.Approval `json:"approvals"`
 	Servers   []ServerView         `json:"servers"`
+	Headlines []Headline           `json:"headlines"` // admins only
 }
 
 // ServerView is a downstream server with what the login's sessions saw of
 // it: calls made and the latest errors.
 type ServerView struct {
-	Name   string   `json:"name"`
-	State  string   `json:"state"`
-	Calls  int      `json:"calls"`
-	Errors []string `json:"errors"`
+	Name     string   `json:"name"`
+	State    string   `json:"state"`
+	Calls    int      `json:"calls"`
+	Restarts float64  `json:"restarts"`
+	Errors   []string `json:"errors"`
 }
 
 // recentErrors is how many of a server's latest errors are shown.
@@ -277,13 +283,24 @@ func (c *Console) snapshot(l *login) State {
 		}
 		st.Sessions = append(st.Sessions, sv)
 	}
-	st.Servers = c.servers(v.Sessions)
+	var restarts map[string]float64
+	if c.opts.Metrics != nil {
+		heads, r, err := metricsView(c.opts.Metrics)
+		if err != nil {
+			c.log.Warn("console: gathering metrics", "error", err)
+		}
+		if l.Admin {
+			st.Headlines = heads
+		}
+		restarts = r
+	}
+	st.Servers = c.servers(v.Sessions, restarts)
 	return st
 }
 
 // servers lists the downstream servers with the calls of sessions (those
 // the login sees) to each.
-func (c *Console) servers(sessions []*activity.Session) []ServerView {
+func (c *Console) servers(sessions []*activity.Session, restarts map[string]float64) []ServerView {
 	out := []ServerView{}
 	if c.opts.Servers == nil {
 		return out
@@ -309,7 +326,7 @@ func (c *Console) servers(sessions []*activity.Session) []ServerView {
 		}
 	}
 	for _, name := range c.opts.Servers.Names() {
-		sv := ServerView{Name: name, State: c.opts.Servers.State(name), Errors: []string{}}
+		sv := ServerView{Name: name, State: c.opts.Servers.State(name), Restarts: restarts[name], Errors: []string{}}
 		if x := by[name]; x != nil {
 			sv.Calls = x.calls
 			slices.SortFunc(x.errors, func(a, b *activity.Call) int { return b.Started.Compare(a.Started) })

@@ -99,7 +99,7 @@ function renderTimeline() {
 
 function renderServers() {
   const rows = state.servers.map((s) =>
-    el("tr", { "data-name": s.name }, el("td", {}, s.name), el("td", {}, s.state), el("td", {}, String(s.calls)),
+    el("tr", { "data-name": s.name }, el("td", {}, s.name), el("td", {}, s.state), el("td", {}, String(s.restarts)), el("td", {}, String(s.calls)),
       el("td", { class: "error" }, s.errors.join("\n"))));
   document.getElementById("server-list").replaceChildren(...rows);
 }
@@ -121,7 +121,15 @@ async function loadAudit() {
   document.getElementById("audit-list").replaceChildren(...rows);
 }
 
+function renderHeadlines() {
+  const heads = state.headlines || [];
+  document.getElementById("headlines").hidden = heads.length === 0;
+  document.getElementById("headline-list").replaceChildren(...heads.map((h) =>
+    el("span", { class: "headline" }, el("strong", {}, String(h.value)), " " + h.name)));
+}
+
 function render() {
+  renderHeadlines();
   document.getElementById("who").textContent = state.principal + (state.admin ? " (admin)" : "") + (state.backend ? " · sandbox: " + state.backend : "");
   renderApprovals();
   renderSessions();
