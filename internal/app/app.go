@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/catalog"
 	"github.com/codemode/codemode/internal/downstream"
@@ -52,14 +54,17 @@ type App struct {
 	Telemetry    *telemetry.Telemetry
 	sessionsDir  string
 	guard        *guard
+	recorder     *activity.Recorder // nil when no console is served
+	stderr       io.Writer
 }
 
 // Inputs is what App takes from the process besides settings.
 type Inputs struct {
 	Environ     []string // os.Environ()
 	Home, Cwd   string
-	ConfigFiles []string // --config, in order
-	Self        []string // paths of this executable, for the self-reference guard
+	ConfigFiles []string  // --config, in order
+	Self        []string  // paths of this executable, for the self-reference guard
+	Stderr      io.Writer // where the console's login URL is printed (nil: the log)
 }
 
 // LoadServers discovers the configured MCP servers.
@@ -117,7 +122,11 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Logger: log.With("component", "downstream"), Ended: tel.ServerEnded,
 	})
 	pool.WatchTools(tel.ToolsLoaded)
-	guard, err := newGuard(ctx, s, log, tel.PolicyDecision)
+	var recorder *activity.Recorder
+	if s.HTTP != "" || s.Console != "" {
+		recorder = activity.New(activity.Options{})
+	}
+	guard, err := newGuard(ctx, s, log, tel.PolicyDecision, recorder)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +206,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 				guard.SessionEnded(principal, owner, session)
 			}
 		},
+		Watcher:   watcher(recorder),
 		Preload:   px.Preload,
 		Loaded:    px.Loaded,
 		Artifacts: files, SpoolLimit: s.OutputSpool, Mounts: mounts,
@@ -206,6 +216,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	})
 	tel.CountSessions(func() int { return len(exec.Sessions()) })
 	mws := []hostrpc.ToolMiddleware{tel.ToolMiddleware}
+	if recorder != nil {
+		mws = append(mws, recorder.Middleware) // before the gate: it sees what the policy refuses
+	}
 	if guard != nil {
 		mws = append(mws, guard.Middleware)
 	}
@@ -222,7 +235,8 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON, Observer: tel,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
-		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard}, nil
+		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard,
+		recorder: recorder, stderr: in.Stderr}, nil
 }
 
 // lookupIn reads a variable of environ, the last of its name winning.

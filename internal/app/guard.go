@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/codemode/codemode/internal/activity"
 	"github.com/codemode/codemode/internal/approval"
 	"github.com/codemode/codemode/internal/audit"
 	"github.com/codemode/codemode/internal/gate"
@@ -34,8 +35,8 @@ func (f fixed) Current() *policy.Policy { return f.p }
 // newGuard builds the boundary; nil when no policy, audit log or catalog
 // is configured (codemode then behaves as it always did). Catalogs need it:
 // adds are decided by the policy (without a file, the empty one, which
-// asks).
-func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observe func(policy.Decision)) (*guard, error) {
+// asks). rec, if set, is the web console's recorder.
+func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observe func(policy.Decision), rec *activity.Recorder) (*guard, error) {
 	if s.Policy == "" && s.AuditLog == "" && len(s.Catalogs) == 0 {
 		return nil, nil
 	}
@@ -65,8 +66,13 @@ func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observ
 		}
 		g.audit = l
 	}
-	g.Gate = gate.New(gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: observe,
-		Approver: approval.New(approval.Options{Timeout: s.ApprovalTimeout})})
+	opts := gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: observe}
+	approvals := approval.Options{Timeout: s.ApprovalTimeout}
+	if rec != nil { // the console shows decisions and answers asks
+		opts.Decided, approvals.Board = rec.Decided, rec
+	}
+	opts.Approver = approval.New(approvals)
+	g.Gate = gate.New(opts)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel
 	if g.store != nil {

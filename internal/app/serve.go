@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/codemode/codemode/internal/console"
 	"github.com/codemode/codemode/internal/downstream"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/interpreter"
@@ -20,10 +22,11 @@ import (
 )
 
 // CheckHTTP refuses an unsafe HTTP configuration (code execution exposed
-// without authentication, say) before anything starts; nil for stdio.
+// without authentication, say) before anything starts; over stdio, it
+// checks the console's address.
 func CheckHTTP(s settings.Settings) error {
 	if s.HTTP == "" {
-		return nil
+		return checkConsole(s)
 	}
 	opts, err := httpOptions(s)
 	if err != nil {
@@ -41,6 +44,13 @@ func (a *App) Serve(ctx context.Context) error {
 		}
 	}
 	if a.Settings.HTTP == "" {
+		if a.Settings.Console != "" {
+			go func() {
+				if err := a.serveConsole(ctx); err != nil {
+					a.Log.Error("web console", "error", err)
+				}
+			}()
+		}
 		a.Log.Info("serving MCP over stdio", "version", Version)
 		return a.Server.RunStdio(ctx)
 	}
@@ -49,6 +59,15 @@ func (a *App) Serve(ctx context.Context) error {
 		return err
 	}
 	opts.Ready = a.Ready
+	listening := opts.Listening
+	var h http.Handler
+	opts.Handlers = map[string]http.Handler{console.Prefix: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })}
+	opts.Listening = func(addr string) {
+		h = a.consoleHandler(ctx, opts.Tokens, addr)
+		if listening != nil {
+			listening(addr)
+		}
+	}
 	opts.Metrics = a.Telemetry.Handler()
 	return a.Server.ServeHTTP(ctx, opts)
 }

@@ -1,14 +1,14 @@
 // Package approval asks a human whether a nested tool call that the policy
 // marked "ask" may go ahead. The question goes to the user of the MCP client
-// behind the run_python call (form elicitation) — never to the code, which
-// cannot answer for itself. An approval may be remembered for the rest of
+// behind the run_python call (form elicitation) and, when one is
+// configured, to a Board such as the web console — never to the code, which
+// cannot answer for itself. The first answer wins. An approval may be remembered for the rest of
 // the session; no answer, a decline, a timeout or a client that cannot be
 // asked all mean no.
 package approval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -50,6 +50,22 @@ type Options struct {
 	Timeout time.Duration
 	// MaxArgChars bounds the arguments shown in the question (default 600).
 	MaxArgChars int
+	// Board, if set, shows every question to humans besides the client's
+	// user (the web console).
+	Board Board
+}
+
+// Board is a second place where a human can answer: Post shows req until
+// withdraw is called, and sends at most one Reply on replies.
+type Board interface {
+	Post(ctx context.Context, req Request) (replies <-chan Reply, withdraw func())
+}
+
+// Reply is a human's answer given on a Board.
+type Reply struct {
+	Allowed  bool
+	Remember bool   // allow the tool for the rest of the session
+	Approver string // who answered ("console:<name>")
 }
 
 // Approver asks and remembers "allow for this session" answers.
@@ -90,37 +106,69 @@ func (a *Approver) Ask(ctx context.Context, req Request) (Answer, error) {
 		how = fmt.Sprintf("to allow it without asking, add an [[add]] rule with decision = \"allow\" for name %q to the policy file", req.Server)
 	}
 	p := peer.From(ctx)
-	if p == nil || p.Elicit == nil {
+	canElicit := p != nil && p.Elicit != nil
+	if !canElicit && a.opts.Board == nil {
 		return Answer{Why: fmt.Sprintf("%s needs a human's approval, and this client cannot ask its user (no elicitation support); %s", what, how)}, nil
 	}
 	askCtx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
-	res, err := p.Elicit(askCtx, &mcp.ElicitParams{Mode: "form", Message: a.question(req), RequestedSchema: schema})
-	switch {
-	case ctx.Err() != nil:
-		return Answer{}, ctx.Err()
-	case errors.Is(askCtx.Err(), context.DeadlineExceeded):
-		return Answer{Why: fmt.Sprintf("%s was not approved within %s; %s", what, a.opts.Timeout, how)}, nil
-	case err != nil:
-		return Answer{Why: fmt.Sprintf("asking the user to approve %s failed (%v); %s", what, err, how)}, nil
+	// The client's answer, or why it could not be asked.
+	type clientReply struct {
+		Reply
+		action string // accept, decline or cancel
+		err    error
 	}
-	approver := "client"
-	if p.ClientName != "" {
-		approver += ":" + p.ClientName
+	replies := make(chan clientReply, 1)
+	if canElicit {
+		go func() {
+			res, err := p.Elicit(askCtx, &mcp.ElicitParams{Mode: "form", Message: a.question(req), RequestedSchema: schema})
+			if err != nil {
+				if askCtx.Err() == nil {
+					replies <- clientReply{err: err}
+				}
+				return
+			}
+			approver := "client"
+			if p.ClientName != "" {
+				approver += ":" + p.ClientName
+			}
+			action := res.Action
+			if action == "accept" && res.Content["approve"] != true {
+				action = "decline"
+			}
+			replies <- clientReply{Reply: Reply{Allowed: action == "accept", Remember: res.Content["remember"] == true, Approver: approver}, action: action}
+		}()
 	}
-	if res.Action != "accept" || res.Content["approve"] != true {
-		action := res.Action
-		if action == "accept" {
-			action = "decline"
+	var board <-chan Reply
+	if a.opts.Board != nil {
+		var withdraw func()
+		board, withdraw = a.opts.Board.Post(askCtx, req)
+		defer withdraw()
+	}
+	var r Reply
+	action := "decline"
+	select {
+	case c := <-replies:
+		if c.err != nil {
+			return Answer{Why: fmt.Sprintf("asking the user to approve %s failed (%v); %s", what, c.err, how)}, nil
 		}
-		return Answer{Approver: approver, Why: fmt.Sprintf("the user did not approve %s (%s); %s", what, action, how)}, nil
+		r, action = c.Reply, c.action
+	case r = <-board:
+	case <-askCtx.Done():
+		if ctx.Err() != nil {
+			return Answer{}, ctx.Err()
+		}
+		return Answer{Why: fmt.Sprintf("%s was not approved within %s; %s", what, a.opts.Timeout, how)}, nil
 	}
-	if res.Content["remember"] == true {
+	if !r.Allowed {
+		return Answer{Approver: r.Approver, Why: fmt.Sprintf("the user did not approve %s (%s); %s", what, action, how)}, nil
+	}
+	if r.Remember {
 		a.mu.Lock()
 		a.remembered[k] = true
 		a.mu.Unlock()
 	}
-	return Answer{Allowed: true, Approver: approver}, nil
+	return Answer{Allowed: true, Approver: r.Approver}, nil
 }
 
 // Forget drops what was remembered for a session (it was reset or closed).

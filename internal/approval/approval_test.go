@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 // user answers elicitations as scripted and records the questions.
 type user struct {
+	mu      sync.Mutex
 	action  string
 	content map[string]any
 	block   bool
@@ -22,7 +24,9 @@ type user struct {
 }
 
 func (u *user) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	u.mu.Lock()
 	u.asked = append(u.asked, p.Message)
+	u.mu.Unlock()
 	if u.block {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -68,6 +72,8 @@ func TestAsk(t *testing.T) {
 				t.Errorf("refusal does not say how to allow the call: %q", ans.Why)
 			}
 			if tc.user != nil {
+				tc.user.mu.Lock()
+				defer tc.user.mu.Unlock()
 				if len(tc.user.asked) != 1 || !strings.Contains(tc.user.asked[0], `fs.delete_file with arguments {"path":"/x"}. Policy: deletes files.`) {
 					t.Errorf("question = %q", tc.user.asked)
 				}
@@ -116,5 +122,74 @@ func TestLongArgumentsAreCut(t *testing.T) {
 	a.Ask(peer.With(context.Background(), &peer.Peer{Elicit: u.elicit}), Request{Server: "fs", Tool: "x", Arguments: jsontext.Value(`{"data":"` + strings.Repeat("a", 100) + `"}`)})
 	if !strings.Contains(u.asked[0], `{"data":"a… (101 more characters)`) {
 		t.Fatalf("question = %q", u.asked[0])
+	}
+}
+
+// board is a second place to answer, scripted.
+type board struct {
+	reply  *Reply // nil: nobody answers there
+	posted []Request
+	open   int
+}
+
+func (b *board) Post(ctx context.Context, req Request) (<-chan Reply, func()) {
+	b.posted = append(b.posted, req)
+	b.open++
+	ch := make(chan Reply, 1)
+	if b.reply != nil {
+		ch <- *b.reply
+	}
+	return ch, func() { b.open-- }
+}
+
+func TestBoardFirstAnswerWins(t *testing.T) {
+	req := Request{Principal: "alice", Session: "s1", Server: "fs", Tool: "rm"}
+	tests := []struct {
+		name         string
+		user         *user // nil: no elicitation support
+		reply        *Reply
+		wantAllowed  bool
+		wantApprover string
+		wantWhy      string
+	}{
+		{"console approves, client cannot ask", nil, &Reply{Allowed: true, Approver: "console:admin"}, true, "console:admin", ""},
+		{"console denies while the client waits", &user{block: true}, &Reply{Approver: "console:admin"}, false, "console:admin", "(decline)"},
+		{"client answers, console silent", &user{action: "accept", content: map[string]any{"approve": true}}, nil, true, "client:Claude Code", ""},
+		{"client cancels, console silent", &user{action: "cancel"}, nil, false, "client:Claude Code", "(cancel)"},
+		{"nobody answers", nil, nil, false, "", "was not approved within"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &board{reply: tc.reply}
+			a := New(Options{Timeout: 100 * time.Millisecond, Board: b})
+			p := &peer.Peer{ClientName: "Claude Code"}
+			if tc.user != nil {
+				p.Elicit = tc.user.elicit
+			}
+			ans, err := a.Ask(peer.With(context.Background(), p), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Allowed != tc.wantAllowed || ans.Approver != tc.wantApprover || !strings.Contains(ans.Why, tc.wantWhy) {
+				t.Errorf("answer = %+v", ans)
+			}
+			if len(b.posted) != 1 || b.posted[0].Tool != "rm" || b.open != 0 {
+				t.Errorf("posted %+v, still open %d", b.posted, b.open)
+			}
+		})
+	}
+}
+
+func TestBoardRemembers(t *testing.T) {
+	b := &board{reply: &Reply{Allowed: true, Remember: true, Approver: "console:a"}}
+	a := New(Options{Board: b})
+	req := Request{Principal: "alice", Session: "s1", Server: "fs", Tool: "rm"}
+	for range 2 {
+		if ans, _ := a.Ask(context.Background(), req); !ans.Allowed {
+			t.Fatalf("refused: %+v", ans)
+		}
+	}
+	if len(b.posted) != 1 {
+		t.Errorf("posted %d times, want once (remembered)", len(b.posted))
 	}
 }

@@ -44,7 +44,7 @@ func (c *configFiles) String() string     { return strings.Join(*c, ",") }
 func (c *configFiles) Set(v string) error { *c = append(*c, v); return nil }
 
 func (sio IO) inputs(files configFiles) app.Inputs {
-	return app.Inputs{Environ: sio.Environ, Home: sio.Home, Cwd: sio.Cwd, ConfigFiles: files, Self: sio.Self}
+	return app.Inputs{Environ: sio.Environ, Home: sio.Home, Cwd: sio.Cwd, ConfigFiles: files, Self: sio.Self, Stderr: sio.Stderr}
 }
 
 // command is one row of the subcommand table, which both dispatch and

@@ -50,6 +50,8 @@ type Options struct {
 	// CallContext, if set, prepares the context of each call, whose values
 	// the code's requests see (e.g. a per-call budget of tool calls).
 	CallContext func(ctx context.Context) context.Context
+	// Watcher, if set, watches every call (the web console's recorder).
+	Watcher CallWatcher
 	// Preload starts the MCP servers a call names in `servers`.
 	Preload func(ctx context.Context, servers []string) error
 	// Loaded lists the MCP servers currently running (LOADED_MCP_SERVERS).
@@ -72,6 +74,20 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
+// CallWatcher learns each call as it starts and ends. CallStarted returns the
+// call's context, whose values the code's requests see (so nested tool
+// calls can be filed under their call).
+type CallWatcher interface {
+	CallStarted(ctx context.Context, c CallInfo) context.Context
+	CallEnded(ctx context.Context, res *Result)
+}
+
+// CallInfo describes a call as it starts.
+type CallInfo struct {
+	Principal, Owner, Session, Code string
+	Reset                           bool
+}
+
 // Observer learns of the sandboxes' lifecycle (metrics).
 type Observer interface {
 	SandboxStarted(spare bool, d time.Duration)
@@ -87,6 +103,7 @@ const (
 	ExitCrash       = "crash"        // it died on its own
 	ExitDisconnect  = "disconnect"   // the client's connection ended
 	ExitShutdown    = "shutdown"     // codemode is shutting down
+	ExitClosed      = "closed"       // closed from the web console
 )
 
 // Request is one run_python call.
@@ -222,6 +239,10 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	principal := req.Principal
 	if principal == "" {
 		principal = "default"
+	}
+	if o := m.opts.Watcher; o != nil {
+		ctx = o.CallStarted(ctx, CallInfo{Principal: principal, Owner: req.Owner, Session: name, Code: req.Code, Reset: req.Reset})
+		defer func() { o.CallEnded(ctx, res) }()
 	}
 	actx, span := tracer(ctx).Start(ctx, "session acquire", trace.WithAttributes(attrSession.String(name)))
 	s, err := m.acquire(actx, key{req.Owner, name}, principal)
@@ -757,9 +778,44 @@ func (m *Manager) reapIdle() {
 	}
 }
 
+// CloseSession ends one session (its running call fails); false if there
+// is no such session.
+func (m *Manager) CloseSession(owner, name string) bool {
+	m.mu.Lock()
+	s := m.sessions[key{owner, name}]
+	delete(m.sessions, key{owner, name})
+	m.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	m.killAll([]*session{s}, ExitClosed)
+	return true
+}
+
+// ResetSession ends one session's interpreter but keeps the session: its
+// next call starts afresh and is told why. False if there is no such
+// session.
+func (m *Manager) ResetSession(owner, name, why string) bool {
+	m.mu.Lock()
+	s := m.sessions[key{owner, name}]
+	m.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	m.sessionEnded(s)
+	if in := s.interp(); in != nil {
+		in.Kill(context.Background()) // ends a running call, which releases the lock
+	}
+	s.lock <- struct{}{}
+	m.endInterpreter(s, why, ExitReset)
+	<-s.lock
+	return true
+}
+
 // SessionInfo describes a live session.
 type SessionInfo struct {
 	Owner, Name, Sandbox string
+	Principal            string
 	Idle                 time.Duration
 }
 
@@ -769,7 +825,7 @@ func (m *Manager) Sessions() []SessionInfo {
 	defer m.mu.Unlock()
 	var out []SessionInfo
 	for k, s := range m.sessions {
-		info := SessionInfo{Owner: k.owner, Name: k.name, Idle: time.Since(s.lastUsed)}
+		info := SessionInfo{Owner: k.owner, Name: k.name, Principal: s.principal, Idle: time.Since(s.lastUsed)}
 		if in := s.interp(); in != nil {
 			info.Sandbox = in.ID()
 		}

@@ -35,6 +35,9 @@ type Options struct {
 	Audit    *audit.Log         // nil: no audit log
 	// Observe, if set, learns every decision (metrics).
 	Observe func(d policy.Decision)
+	// Decided, if set, learns each decision with its call's context (the
+	// web console files it under the call).
+	Decided func(ctx context.Context, d policy.Decision)
 	Logger  *slog.Logger
 }
 
@@ -112,6 +115,9 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		}
 		if g.opts.Observe != nil {
 			g.opts.Observe(d)
+		}
+		if g.opts.Decided != nil {
+			g.opts.Decided(ctx, d)
 		}
 		rec := audit.Record{Kind: audit.KindDecision, Principal: c.Caller.Principal, Session: c.Caller.Session,
 			CallID: newCallID(), Server: c.Server, Tool: c.Tool, Decision: d.Effect.String(), Rule: d.Rule.Label, Reason: d.Reason}

@@ -214,3 +214,22 @@ func TestVisibility(t *testing.T) {
 		t.Errorf("ServerHidden: vault %v, fs %v", s.gate.ServerHidden("vault"), s.gate.ServerHidden("fs"))
 	}
 }
+
+func TestDecidedSeesTheCallsContext(t *testing.T) {
+	p, err := policy.Parse([]byte(testPolicy), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{}
+	var got []string
+	g := New(Options{Policy: fixed{p}, Decided: func(ctx context.Context, d policy.Decision) {
+		got = append(got, ctx.Value(key{}).(string)+" "+d.Effect.String()+" "+d.Rule.Label)
+	}})
+	call := hostrpc.Chain(func(context.Context, *hostrpc.ToolCall) (any, error) { return "done", nil }, g.Middleware)
+	ctx := context.WithValue(WithRun(context.Background()), key{}, "call-1")
+	call(ctx, toolCall("fs", "read_file", `{"path":"a"}`))
+	call(ctx, toolCall("fs", "delete_file", `{}`))
+	if want := "call-1 allow default,call-1 deny rules[2]"; strings.Join(got, ",") != want {
+		t.Errorf("decided %v, want %s", got, want)
+	}
+}

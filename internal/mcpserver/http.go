@@ -43,6 +43,9 @@ type HTTPOptions struct {
 	Ready func(context.Context) error
 	// ShutdownTimeout bounds the wait for running calls at shutdown.
 	ShutdownTimeout time.Duration
+	// Handlers are served besides MCP, by pattern, doing their own
+	// authentication (the web console at /console/).
+	Handlers map[string]http.Handler
 	// Listening, if set, is called with the bound address (for tests and logs).
 	Listening func(addr string)
 	// Metrics, if set, is served at /metrics behind the same authentication.
@@ -187,6 +190,9 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 		writeHealth(w, http.StatusOK, "ok", "")
 	})
 	mux.HandleFunc("GET /readyz", s.readyHandler(o.Ready))
+	for pattern, h := range o.Handlers {
+		mux.Handle(pattern, h)
+	}
 	return mux, nil
 }
 

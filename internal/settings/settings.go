@@ -95,6 +95,8 @@ type Settings struct {
 	AuditLog           string        // hash-chained audit log of decisions and calls ("" = none)
 	AuditMaxBytes      int64         // rotate the audit log past this size
 	ApprovalTimeout    time.Duration // how long an "ask" waits for the user's answer
+	Console            string        // stdio mode: serve the web console on this address ("" = off)
+	ConsoleAdmins      string        // token names that see every session in the console (comma-separated)
 	Metrics            string        // address serving Prometheus /metrics ("" = none)
 	OTLPEndpoint       string        // OTLP endpoint traces go to ("" = the OTEL_EXPORTER_OTLP_* variables)
 	TraceContent       bool          // record code and tool arguments in spans
@@ -275,6 +277,10 @@ func declare(backends []Choice) []setting {
 			doc: "rotate the audit log past this size (the chain continues in the new file)", apply: func(s *Settings, v any) { s.AuditMaxBytes = v.(int64) }},
 		{name: "approval-timeout", group: GroupCall, env: []string{"CODEMODE_APPROVAL_TIMEOUT"}, def: "2m", kind: kDuration,
 			doc: "how long a call the policy marks \"ask\" waits for the user's answer before it is denied", apply: func(s *Settings, v any) { s.ApprovalTimeout = v.(time.Duration) }},
+		{name: "console", group: GroupHTTP, env: []string{"CODEMODE_CONSOLE"}, kind: kString,
+			doc: "in stdio mode, serve the web console on this address (loopback unless tokens are set); HTTP mode serves it at /console/", apply: func(s *Settings, v any) { s.Console = v.(string) }},
+		{name: "console-admins", group: GroupHTTP, env: []string{"CODEMODE_CONSOLE_ADMINS"}, kind: kString,
+			doc: "token names that see and act on every client's sessions in the web console, comma-separated", apply: func(s *Settings, v any) { s.ConsoleAdmins = v.(string) }},
 		{name: "catalog", group: GroupCall, env: []string{"CODEMODE_CATALOG"}, kind: kString,
 			doc: "MCP server catalogs code may add servers from: files of server.json documents or registry base URLs, comma-separated", apply: func(s *Settings, v any) { s.Catalogs = splitList(v.(string)) }},
 		{name: "npm-prefix", group: GroupCall, env: []string{"CODEMODE_NPM_PREFIX"}, kind: kPath,
