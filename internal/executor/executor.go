@@ -185,6 +185,10 @@ type Manager struct {
 	closed         bool
 	spares         chan spare
 	sparesStarting int // guarded by mu
+	// killing counts killAll runs in progress (sessions already out of the
+	// map, their sandboxes not yet gone); Close waits for them.
+	killing  int // guarded by mu
+	killDone *sync.Cond
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -209,6 +213,7 @@ func New(opts Options) *Manager {
 	}
 	m := &Manager{opts: opts, log: opts.Logger, sessions: map[key]*session{}, stop: make(chan struct{}),
 		spares: make(chan spare, max(opts.Spares, 0))}
+	m.killDone = sync.NewCond(&m.mu)
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -719,6 +724,15 @@ func (m *Manager) sessionEnded(s *session) {
 // killAll kills the interpreters of sessions no longer in the map, waiting
 // for running calls to notice.
 func (m *Manager) killAll(victims []*session, cause string) {
+	m.mu.Lock()
+	m.killing++
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.killing--
+		m.killDone.Broadcast()
+		m.mu.Unlock()
+	}()
 	var wg sync.WaitGroup
 	for _, s := range victims {
 		m.sessionEnded(s)
@@ -857,6 +871,13 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	close(m.stop)
 	m.killAll(victims, ExitShutdown)
+	// Sessions a closing connection took out of the map just before are
+	// still being killed: shutdown is done when they are gone too.
+	m.mu.Lock()
+	for m.killing > 0 {
+		m.killDone.Wait()
+	}
+	m.mu.Unlock()
 	m.wg.Wait() // spares being started are killed by their goroutine
 	for {
 		select {
