@@ -11,6 +11,7 @@ import (
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/mcpserver"
 	"github.com/codemode/codemode/internal/settings"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // watcher is the executor's view of the recorder; nil (not a nil
@@ -25,10 +26,20 @@ func watcher(rec *activity.Recorder) executor.CallWatcher {
 // consoleHandler is the web console for tokens (nil or empty: none). It
 // also accepts a one-time token for the local user, whose login URL it
 // prints, when no token could log in otherwise.
-func (a *App) consoleHandler(ctx context.Context, tokens *mcpserver.Tokens, addr string) http.Handler {
+func (a *App) consoleHandler(ctx context.Context, tokens *mcpserver.Tokens, verify auth.TokenVerifier, addr string) http.Handler {
 	admins := splitList(a.Settings.ConsoleAdmins)
 	var login func(string) (console.Identity, bool)
-	if tokens != nil && tokens.Len() > 0 {
+	if verify != nil {
+		// The MCP endpoint's own verifier: its static tokens and, with
+		// --oauth-issuer, JWT access tokens (the principal is oauth:<subject>).
+		login = func(t string) (console.Identity, bool) {
+			ti, err := verify(ctx, t, nil)
+			if err != nil || ti == nil || ti.UserID == "" {
+				return console.Identity{}, false
+			}
+			return console.Identity{Principal: ti.UserID, Admin: slices.Contains(admins, ti.UserID)}, true
+		}
+	} else if tokens != nil && tokens.Len() > 0 {
 		login = func(t string) (console.Identity, bool) {
 			name := tokens.Lookup(t)
 			return console.Identity{Principal: name, Admin: slices.Contains(admins, name)}, name != ""
@@ -82,7 +93,7 @@ func (a *App) serveConsole(ctx context.Context) error {
 	}
 	var h http.Handler
 	return console.Serve(ctx, a.Settings.Console, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }), func(addr string) {
-		h = a.consoleHandler(ctx, tokens, addr)
+		h = a.consoleHandler(ctx, tokens, nil, addr)
 		if tokens.Len() > 0 {
 			a.printConsoleURL(fmt.Sprintf("http://%s%s?token=YOUR_TOKEN", addr, console.Prefix))
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/settings"
 	"github.com/codemode/codemode/internal/signin"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // CheckHTTP refuses an unsafe HTTP configuration (code execution exposed
@@ -61,9 +62,11 @@ func (a *App) Serve(ctx context.Context) error {
 	opts.Ready = a.Ready
 	listening := opts.Listening
 	var h http.Handler
+	var verify auth.TokenVerifier
+	opts.Verifier = func(v auth.TokenVerifier) { verify = v }
 	opts.Handlers = map[string]http.Handler{console.Prefix: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })}
 	opts.Listening = func(addr string) {
-		h = a.consoleHandler(ctx, opts.Tokens, addr)
+		h = a.consoleHandler(ctx, opts.Tokens, verify, addr)
 		if listening != nil {
 			listening(addr)
 		}

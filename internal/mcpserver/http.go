@@ -24,6 +24,10 @@ type HTTPOptions struct {
 	// Tokens authenticate clients; nil or empty means no authentication,
 	// which is refused beyond loopback unless AllowUnauthenticated.
 	Tokens *Tokens
+	// Verifier, if set, receives the verifier of the endpoint's bearer
+	// tokens (static tokens and OAuth JWTs), so other pages (the console)
+	// log people in exactly as the endpoint does.
+	Verifier func(auth.TokenVerifier)
 	// OAuth, if set, also accepts JWT access tokens of an authorization
 	// server.
 	OAuth                *OAuth
@@ -179,7 +183,11 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 				mux.Handle(resourceMetadataPath(""), meta)
 			}
 		}
-		protect = auth.RequireBearerToken(bearerVerifier(o.Tokens, oauth), bearer)
+		verify := bearerVerifier(o.Tokens, oauth)
+		if o.Verifier != nil {
+			o.Verifier(verify)
+		}
+		protect = auth.RequireBearerToken(verify, bearer)
 		handler = challenge(protect(handler))
 	}
 	if o.Metrics != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // testIssuer is a loopback OAuth authorization server: RFC 8414 metadata
@@ -193,6 +194,43 @@ func TestCheckHTTPOptionsAcceptsOAuthBeyondLoopback(t *testing.T) {
 	for _, tt := range tests {
 		if err := CheckHTTPOptions(tt.o); (err == nil) != tt.ok {
 			t.Errorf("%s: CheckHTTPOptions = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+// TestVerifierIsShared checks that other pages (the console) get the
+// endpoint's own verifier: static tokens and the issuer's JWTs, nothing else.
+func TestVerifierIsShared(t *testing.T) {
+	is := newTestIssuer(t)
+	const audience = "https://codemode.example/mcp"
+	tokens, err := LoadTokens("", "ops:0123456789abcdef0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verify auth.TokenVerifier
+	s := New(Options{DefaultTimeout: 30 * time.Second, MaxTimeout: 120 * time.Second})
+	if _, err := s.httpHandler(t.Context(), HTTPOptions{Path: "/mcp", Tokens: tokens, PublicURL: audience,
+		OAuth: &OAuth{Issuer: is.srv.URL}, Verifier: func(v auth.TokenVerifier) { verify = v }}, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if verify == nil {
+		t.Fatal("no verifier handed out")
+	}
+	now := time.Now()
+	jwt := is.sign(t, jose.RS256, nil, map[string]any{"iss": is.srv.URL, "sub": "alice", "aud": audience,
+		"exp": now.Add(time.Hour).Unix(), "iat": now.Unix()})
+	for _, tc := range []struct{ token, want string }{
+		{"0123456789abcdef0123", "ops"},
+		{jwt, "oauth:alice"},
+		{"not-a-token-at-all-x", ""},
+	} {
+		ti, err := verify(t.Context(), tc.token, nil)
+		got := ""
+		if err == nil {
+			got = ti.UserID
+		}
+		if got != tc.want {
+			t.Errorf("verify(%.12s...) = %q, %v; want %q", tc.token, got, err, tc.want)
 		}
 	}
 }
