@@ -236,6 +236,9 @@ type SessionView struct {
 	State   string `json:"state"` // "running", "idle", "closed"
 	Sandbox string `json:"sandbox,omitempty"`
 	IdleMS  int64  `json:"idle_ms"`
+	// MemoryBytes is the sandbox's memory use now; -1 when unknown (closed,
+	// or a backend that does not measure it).
+	MemoryBytes int64 `json:"memory_bytes"`
 }
 
 // State is what the page shows.
@@ -274,9 +277,9 @@ func (c *Console) snapshot(l *login) State {
 	}
 	st := State{Principal: l.Principal, Admin: l.Admin, CSRF: l.csrf, Backend: c.opts.Backend, Version: v.Version, Sessions: []SessionView{}, Approvals: v.Approvals}
 	for _, s := range v.Sessions {
-		sv := SessionView{Session: s, State: "closed", IdleMS: time.Since(s.LastActive).Milliseconds()}
+		sv := SessionView{Session: s, State: "closed", IdleMS: time.Since(s.LastActive).Milliseconds(), MemoryBytes: -1}
 		if info, ok := live[[2]string{s.Owner(), s.Name}]; ok {
-			sv.State, sv.Sandbox, sv.IdleMS = "idle", info.Sandbox, info.Idle.Milliseconds()
+			sv.State, sv.Sandbox, sv.IdleMS, sv.MemoryBytes = "idle", info.Sandbox, info.Idle.Milliseconds(), info.MemoryBytes
 		}
 		if n := len(s.Cells); n > 0 && s.Cells[n-1].Status == "running" {
 			sv.State, sv.IdleMS = "running", 0

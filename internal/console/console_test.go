@@ -27,7 +27,7 @@ import (
 type liveSessions struct{ reset, closed []string }
 
 func (l *liveSessions) Sessions() []executor.SessionInfo {
-	return []executor.SessionInfo{{Owner: "c-alice", Name: "default", Principal: "alice", Sandbox: "sb1"}}
+	return []executor.SessionInfo{{Owner: "c-alice", Name: "default", Principal: "alice", Sandbox: "sb1", MemoryBytes: 42 << 20}}
 }
 
 func (l *liveSessions) ResetSession(owner, name, why string) bool {
@@ -209,6 +209,10 @@ func TestEachPrincipalSeesItsOwn(t *testing.T) {
 			want := map[string]string{"alice": "idle", "bob": "closed"}[s.Principal]
 			if s.State != want {
 				t.Errorf("%s's session is %q, want %q", s.Principal, s.State, want)
+			}
+			// The live session shows its sandbox's memory; a closed one none.
+			if wantMem := map[string]int64{"alice": 42 << 20, "bob": -1}[s.Principal]; s.MemoryBytes != wantMem {
+				t.Errorf("%s's session uses %d bytes, want %d", s.Principal, s.MemoryBytes, wantMem)
 			}
 		}
 	}

@@ -831,6 +831,7 @@ type SessionInfo struct {
 	Owner, Name, Sandbox string
 	Principal            string
 	Idle                 time.Duration
+	MemoryBytes          int64 // -1 when the backend does not measure it
 }
 
 // Sessions lists live sessions, sorted.
@@ -839,9 +840,12 @@ func (m *Manager) Sessions() []SessionInfo {
 	defer m.mu.Unlock()
 	var out []SessionInfo
 	for k, s := range m.sessions {
-		info := SessionInfo{Owner: k.owner, Name: k.name, Principal: s.principal, Idle: time.Since(s.lastUsed)}
+		info := SessionInfo{Owner: k.owner, Name: k.name, Principal: s.principal, Idle: time.Since(s.lastUsed), MemoryBytes: -1}
 		if in := s.interp(); in != nil {
 			info.Sandbox = in.ID()
+			if n, ok := in.MemoryBytes(); ok {
+				info.MemoryBytes = n
+			}
 		}
 		out = append(out, info)
 	}

@@ -243,3 +243,22 @@ func TestTimeoutStopsWhileAHumanDecides(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsReportMemory checks that a live native session says how much
+// memory its sandbox uses (the console shows it), from its cgroup.
+func TestSessionsReportMemory(t *testing.T) {
+	m := newManager(t, Options{})
+	if r := run(t, m, "m", "x = bytearray(64 << 20)"); r.Status != StatusSuccess {
+		t.Fatalf("run: %+v", r)
+	}
+	infos := m.Sessions()
+	if len(infos) != 1 {
+		t.Fatalf("sessions = %+v", infos)
+	}
+	switch n := infos[0].MemoryBytes; {
+	case n == -1:
+		t.Skip("this host gives the native sandbox no memory cgroup; nothing to measure")
+	case n < 64<<20:
+		t.Errorf("a session holding 64 MiB reports %d bytes", n)
+	}
+}

@@ -162,6 +162,17 @@ func baseEnv() []string {
 // ID returns the sandbox session id.
 func (in *Interpreter) ID() string { return in.id }
 
+// MemoryBytes is the sandbox's memory use now, when its backend measures it
+// (ok false otherwise).
+func (in *Interpreter) MemoryBytes() (n int64, ok bool) {
+	mr, isReader := in.sb.(sandbox.MemoryReader)
+	if !isReader {
+		return 0, false
+	}
+	n, err := mr.MemoryBytes()
+	return n, err == nil
+}
+
 // PythonVersion is the version the runtime reported.
 func (in *Interpreter) PythonVersion() string { return in.python }
 

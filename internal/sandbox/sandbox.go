@@ -200,3 +200,9 @@ var (
 	// ErrUnsupported means the backend cannot run on this host.
 	ErrUnsupported = errors.New("sandbox backend not supported on this host")
 )
+
+// MemoryReader is implemented by sessions that can say how much memory they
+// use now (the console shows it); it is optional.
+type MemoryReader interface {
+	MemoryBytes() (int64, error)
+}

@@ -20,6 +20,10 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+function mib(bytes) {
+  return bytes < 0 ? "" : (bytes / 1048576).toFixed(1) + " MiB";
+}
+
 function ago(ms) {
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return s + "s";
@@ -65,7 +69,8 @@ function renderSessions() {
     return el("tr", { class: "session" + (s.id === selected ? " selected" : ""), "data-id": s.id, onclick: () => { selected = s.id; render(); } },
       el("td", {}, s.principal), el("td", {}, s.client || ""), el("td", {}, s.name),
       el("td", { class: "state" }, s.state), el("td", {}, ago(now - Date.parse(s.started))),
-      el("td", {}, s.state === "running" ? "" : ago(s.idle_ms)), el("td", {}, String(s.cells.length)), actions);
+      el("td", {}, s.state === "running" ? "" : ago(s.idle_ms)), el("td", { class: "memory" }, mib(s.memory_bytes)),
+      el("td", {}, String(s.cells.length)), actions);
   });
   document.getElementById("session-list").replaceChildren(...rows);
 }

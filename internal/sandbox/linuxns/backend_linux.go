@@ -456,7 +456,15 @@ type session struct {
 	err      error
 }
 
-func (s *session) ID() string            { return s.id }
+func (s *session) ID() string { return s.id }
+
+// MemoryBytes implements sandbox.MemoryReader from the session's cgroup.
+func (s *session) MemoryBytes() (int64, error) {
+	if s.cg == nil {
+		return 0, errors.New("no cgroup: memory use is not measured")
+	}
+	return s.cg.memoryBytes()
+}
 func (s *session) Stdin() io.WriteCloser { return s.stdin }
 func (s *session) Stdout() io.Reader     { return s.stdout }
 func (s *session) Stderr() io.Reader     { return s.stderr }

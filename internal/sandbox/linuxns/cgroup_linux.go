@@ -164,6 +164,23 @@ type sessionCgroup struct {
 	dirs    map[string]string // controller ("" for v2) -> directory
 }
 
+// memoryBytes is the memory the session's processes use now (the memory
+// controller's usage, page cache included).
+func (c *sessionCgroup) memoryBytes() (int64, error) {
+	dir, file := c.dirs[""], "memory.current"
+	if c.version == 1 {
+		dir, file = c.dirs["memory"], "memory.usage_in_bytes"
+	}
+	if dir == "" {
+		return 0, errors.New("no memory cgroup")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+}
+
 func (h cgroupHost) create(name string, lim cgroupLimits) (_ *sessionCgroup, err error) {
 	cg := &sessionCgroup{version: h.version, dirs: map[string]string{}}
 	defer func() {
