@@ -262,3 +262,36 @@ func TestSessionsReportMemory(t *testing.T) {
 		t.Errorf("a session holding 64 MiB reports %d bytes", n)
 	}
 }
+
+// TestCloseWaitsForClosingConnections: a connection that closed just before
+// shutdown has its sessions out of the map but still being killed; Close
+// must not return before their sandboxes are gone.
+func TestCloseWaitsForClosingConnections(t *testing.T) {
+	m := New(Options{Backend: backend()})
+	testenv.NativePython(t)
+	if r := run(t, m, "a", "x = 1"); r.Status != StatusSuccess {
+		t.Fatalf("run: %+v", r)
+	}
+	m.mu.Lock()
+	in := m.sessions[key{"test", "a"}].interp()
+	m.mu.Unlock()
+	go m.CloseOwner("test")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m.mu.Lock()
+		n := len(m.sessions)
+		m.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("CloseOwner did not take the session")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m.Close()
+	select {
+	case <-in.Dead():
+	default:
+		t.Fatal("Close returned while a closing connection's sandbox was still alive")
+	}
+}
