@@ -77,30 +77,20 @@ func (r scenarioResult) passed() bool {
 }
 
 func runConformance(t *testing.T, node, suite, serverURL string, scenarios []string, baseline map[string]string) {
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	baselinePath, err := filepath.Abs(conformanceBaseline)
-	if err != nil {
-		t.Fatal(err)
+	results, output, runErr := runSuite(t, node, suite, serverURL, scenarios)
+	// The suite gives each request 10 s; on a loaded 2-core machine a
+	// request of an otherwise passing scenario can miss that. A run whose
+	// only unexpected failures are such timeouts runs once more, and the
+	// second run is judged (any other failure counts at once).
+	if timedOut := onlyTimeouts(results, scenarios, baseline); len(timedOut) > 0 {
+		t.Logf("conformance: %v failed only by request timeouts; running the suite once more", timedOut)
+		results, output, runErr = runSuite(t, node, suite, serverURL, scenarios)
 	}
-	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", serverURL,
-		"--suite", "all", "--spec-version", conformanceSpec,
-		"--expected-failures", baselinePath, "-o", out)
-	cmd.Env = nodeEnv(t)
-	cmd.Dir = t.TempDir()
-	start := time.Now()
-	output, runErr := cmd.CombinedOutput()
-	t.Logf("conformance suite: %d scenarios in %v", len(scenarios), time.Since(start).Round(time.Millisecond))
 	defer func() {
 		if t.Failed() {
 			t.Logf("conformance suite output (exit: %v):\n%s", runErr, ansiEscape.ReplaceAll(output, nil))
 		}
 	}()
-	if ctx.Err() != nil {
-		t.Fatalf("conformance suite did not finish: %v", ctx.Err())
-	}
-	results := readConformanceResults(t, out)
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-31s %-13s %3s %4s %4s\n", "scenario", "result", "ok", "fail", "warn")
@@ -135,6 +125,49 @@ func runConformance(t *testing.T, node, suite, serverURL string, scenarios []str
 	if runErr != nil && !t.Failed() {
 		t.Errorf("conformance suite exited with %v although every scenario matches the baseline", runErr)
 	}
+}
+
+// runSuite runs the whole suite once against serverURL.
+func runSuite(t *testing.T, node, suite, serverURL string, scenarios []string) (map[string]scenarioResult, []byte, error) {
+	t.Helper()
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	baselinePath, err := filepath.Abs(conformanceBaseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", serverURL,
+		"--suite", "all", "--spec-version", conformanceSpec,
+		"--expected-failures", baselinePath, "-o", out)
+	cmd.Env = nodeEnv(t)
+	cmd.Dir = t.TempDir()
+	start := time.Now()
+	output, runErr := cmd.CombinedOutput()
+	t.Logf("conformance suite: %d scenarios in %v", len(scenarios), time.Since(start).Round(time.Millisecond))
+	if ctx.Err() != nil {
+		t.Fatalf("conformance suite did not finish: %v\n%s", ctx.Err(), ansiEscape.ReplaceAll(output, nil))
+	}
+	return readConformanceResults(t, out), output, runErr
+}
+
+// onlyTimeouts lists the scenarios that failed unexpectedly, if every
+// failing check of them is a request timeout; nil otherwise.
+func onlyTimeouts(results map[string]scenarioResult, scenarios []string, baseline map[string]string) []string {
+	var timedOut []string
+	for _, name := range scenarios {
+		r, ok := results[name]
+		if _, expected := baseline[name]; !ok || expected || r.passed() {
+			continue
+		}
+		for _, c := range r.checks {
+			if (c.Status == "FAILURE" || c.Status == "WARNING") && !strings.Contains(c.ErrorMessage, "Request timed out") {
+				return nil
+			}
+		}
+		timedOut = append(timedOut, name)
+	}
+	return timedOut
 }
 
 func describeFailure(r scenarioResult) string {
@@ -285,4 +318,39 @@ func bearerProxy(t *testing.T, target, token string) string {
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
 	return srv.URL + u.Path
+}
+
+// TestOnlyTimeouts pins when a conformance run is repeated: only when every
+// unexpected failure is a request timeout.
+func TestOnlyTimeouts(t *testing.T) {
+	timeout := conformanceCheck{Status: "FAILURE", ErrorMessage: "MCP error -32001: Request timed out"}
+	real := conformanceCheck{Status: "FAILURE", ErrorMessage: "expected tools, got none"}
+	ok := conformanceCheck{Status: "SUCCESS"}
+	res := func(checks ...conformanceCheck) scenarioResult {
+		r := scenarioResult{checks: checks}
+		for _, c := range checks {
+			switch c.Status {
+			case "SUCCESS":
+				r.succeeded++
+			case "FAILURE":
+				r.failed++
+			}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name    string
+		results map[string]scenarioResult
+		want    []string
+	}{
+		{"all pass", map[string]scenarioResult{"a": res(ok)}, nil},
+		{"a timeout", map[string]scenarioResult{"a": res(ok), "b": res(timeout)}, []string{"b"}},
+		{"a real failure beside a timeout", map[string]scenarioResult{"a": res(real), "b": res(timeout)}, nil},
+		{"an expected failure is not retried", map[string]scenarioResult{"x": res(timeout)}, nil},
+	} {
+		got := onlyTimeouts(tc.results, []string{"a", "b", "x"}, map[string]string{"x": "known"})
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
