@@ -153,35 +153,28 @@ func TestConformanceClient(t *testing.T) {
 	if len(scenarios) < 10 {
 		t.Fatalf("conformance list named %d client scenarios:\n%s", len(scenarios), listed)
 	}
-	out := t.TempDir()
-	for _, name := range scenarios {
+	// run runs one scenario into a folder of its own and reads its checks.
+	run := func(name string) (scenarioResult, []byte, error) {
+		out := t.TempDir()
 		// One at a time: sse-retry times the reconnection to within 200 ms,
 		// which codemodes starting in parallel on a small machine miss.
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
 		cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", name, "-o", out)
 		cmd.Env = append(nodeEnv(t), conformanceClientEnv+"="+codemodeBin)
 		cmd.Dir = t.TempDir()
 		output, runErr := cmd.CombinedOutput()
-		cancel()
-		if t.Failed() {
-			t.Logf("conformance client %s (exit: %v):\n%s", name, runErr, ansiEscape.ReplaceAll(output, nil))
-		}
-	}
-	for _, name := range scenarios {
+		var r scenarioResult
 		dirs, _ := filepath.Glob(filepath.Join(out, name+"-20*"))
 		if len(dirs) != 1 {
-			t.Errorf("scenario %s: %d result folders", name, len(dirs))
-			continue
+			return r, output, fmt.Errorf("%d result folders (exit: %v)", len(dirs), runErr)
 		}
 		data, err := os.ReadFile(filepath.Join(dirs[0], "checks.json"))
 		if err != nil {
-			t.Errorf("scenario %s: %v", name, err)
-			continue
+			return r, output, err
 		}
-		var r scenarioResult
 		if err := json.Unmarshal(data, &r.checks); err != nil {
-			t.Errorf("scenario %s: %v", name, err)
-			continue
+			return r, output, err
 		}
 		for _, c := range r.checks {
 			switch c.Status {
@@ -193,12 +186,25 @@ func TestConformanceClient(t *testing.T) {
 				r.warnings++
 			}
 		}
+		return r, output, nil
+	}
+	for _, name := range scenarios {
 		reason, expected := baseline[name]
+		r, output, err := run(name)
+		if err == nil && !r.passed() && !expected {
+			// Some scenarios time the client (sse-retry: a reconnection
+			// within 200 ms); the rest of the test run loads this machine.
+			// An unexpected failure gets one more run, which is judged.
+			t.Logf("scenario %s failed (%s); running it once more", name, describeFailure(r))
+			r, output, err = run(name)
+		}
 		switch {
+		case err != nil:
+			t.Errorf("scenario %s: %v\n%s", name, err, ansiEscape.ReplaceAll(output, nil))
 		case r.passed() && expected:
 			t.Errorf("scenario %s passes now: remove it from %s (listed as: %s)", name, conformanceClientBaseline, reason)
 		case !r.passed() && !expected:
-			t.Errorf("scenario %s: %s", name, describeFailure(r))
+			t.Errorf("scenario %s: %s\n%s", name, describeFailure(r), ansiEscape.ReplaceAll(output, nil))
 		}
 	}
 	for name := range baseline {
