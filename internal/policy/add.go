@@ -66,25 +66,10 @@ func (d *decoder) addRule(i int, n *node) (addRule, bool) {
 	for _, f := range n.fields {
 		fp := path + "." + f.key
 		switch f.key {
-		case "name", "source":
-			s, ok := d.str(f, fp)
-			if !ok {
-				continue
-			}
-			if s == "" {
-				d.errorf(f.line, fp, "empty pattern; leave %s out to match any", f.key)
-				continue
-			}
-			g, err := compileGlob(s)
-			if err != nil {
-				d.errorf(f.line, fp, "invalid pattern %q: %v", s, err)
-				continue
-			}
-			if f.key == "name" {
-				r.name = g
-			} else {
-				r.source = g
-			}
+		case "name":
+			r.name = d.pattern(f, fp)
+		case "source":
+			r.source = d.pattern(f, fp)
 		case "registry":
 			s, ok := d.str(f, fp)
 			if !ok {
@@ -106,8 +91,5 @@ func (d *decoder) addRule(i int, n *node) (addRule, bool) {
 			d.errorf(f.line, fp, "unknown key (want name, registry, source, decision or reason)")
 		}
 	}
-	if !hasDecision {
-		d.errorf(n.line, path, "missing decision (allow, deny or ask)")
-	}
-	return r, len(d.errs) == before
+	return r, d.ruleDone(n, path, hasDecision, before)
 }

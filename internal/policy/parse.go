@@ -129,15 +129,11 @@ func (d *decoder) policy(root *node) *Policy {
 				p.def, p.defRef.Line = e, f.line
 			}
 		case "rules":
-			if f.val.kind != kindList {
-				d.errorf(f.line, f.key, "want a list of rules, got %s", f.val.kind)
-				continue
-			}
-			for i, item := range f.val.items {
-				if r, ok := d.rule(i, item); ok {
+			d.list(f, "rules", func(i int, n *node) {
+				if r, ok := d.rule(i, n); ok {
 					p.rules = append(p.rules, r)
 				}
-			}
+			})
 		case "limits":
 			p.limits = d.limits(f)
 		case "add_default":
@@ -145,15 +141,11 @@ func (d *decoder) policy(root *node) *Policy {
 				p.addDef, p.addDefRef.Line = e, f.line
 			}
 		case "add":
-			if f.val.kind != kindList {
-				d.errorf(f.line, f.key, "want a list of add rules, got %s", f.val.kind)
-				continue
-			}
-			for i, item := range f.val.items {
-				if r, ok := d.addRule(i, item); ok {
+			d.list(f, "add rules", func(i int, n *node) {
+				if r, ok := d.addRule(i, n); ok {
 					p.adds = append(p.adds, r)
 				}
-			}
+			})
 		default:
 			d.errorf(f.line, f.key, "unknown key (want default, rules, limits, add_default or add)")
 		}
@@ -173,25 +165,10 @@ func (d *decoder) rule(i int, n *node) (rule, bool) {
 	for _, f := range n.fields {
 		fp := path + "." + f.key
 		switch f.key {
-		case "server", "tool":
-			s, ok := d.str(f, fp)
-			if !ok {
-				continue
-			}
-			if s == "" {
-				d.errorf(f.line, fp, "empty pattern; leave %s out to match any", f.key)
-				continue
-			}
-			g, err := compileGlob(s)
-			if err != nil {
-				d.errorf(f.line, fp, "invalid pattern %q: %v", s, err)
-				continue
-			}
-			if f.key == "server" {
-				r.server = g
-			} else {
-				r.tool = g
-			}
+		case "server":
+			r.server = d.pattern(f, fp)
+		case "tool":
+			r.tool = d.pattern(f, fp)
 		case "when":
 			s, ok := d.str(f, fp)
 			if !ok {
@@ -224,10 +201,45 @@ func (d *decoder) rule(i int, n *node) (rule, bool) {
 			d.errorf(f.line, fp, "unknown key (want server, tool, when, decision, reason or redact)")
 		}
 	}
+	return r, d.ruleDone(n, path, hasDecision, before)
+}
+
+// pattern reads a glob field; nil (any name) after reporting a mistake.
+func (d *decoder) pattern(f field, path string) *glob {
+	s, ok := d.str(f, path)
+	if !ok {
+		return nil
+	}
+	if s == "" {
+		d.errorf(f.line, path, "empty pattern; leave %s out to match any", f.key)
+		return nil
+	}
+	g, err := compileGlob(s)
+	if err != nil {
+		d.errorf(f.line, path, "invalid pattern %q: %v", s, err)
+		return nil
+	}
+	return g
+}
+
+// ruleDone reports a rule without a decision and says whether the rule
+// decoded without mistakes (errors beyond the count before it).
+func (d *decoder) ruleDone(n *node, path string, hasDecision bool, before int) bool {
 	if !hasDecision {
 		d.errorf(n.line, path, "missing decision (allow, deny or ask)")
 	}
-	return r, len(d.errs) == before
+	return len(d.errs) == before
+}
+
+// list decodes each item of a list field with item.
+func (d *decoder) list(f field, what string, item func(i int, n *node)) {
+	if f.val.kind != kindList {
+		d.errorf(f.line, f.key, "want a list of %s, got %s", what, f.val.kind)
+		return
+	}
+	for i, n := range f.val.items {
+		item(i, n)
+	}
 }
 
 func (d *decoder) limits(f field) Limits {
