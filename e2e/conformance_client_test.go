@@ -164,29 +164,19 @@ func TestConformanceClient(t *testing.T) {
 		cmd.Env = append(nodeEnv(t), conformanceClientEnv+"="+codemodeBin)
 		cmd.Dir = t.TempDir()
 		output, runErr := cmd.CombinedOutput()
-		var r scenarioResult
 		dirs, _ := filepath.Glob(filepath.Join(out, name+"-20*"))
 		if len(dirs) != 1 {
-			return r, output, fmt.Errorf("%d result folders (exit: %v)", len(dirs), runErr)
+			return scenarioResult{}, output, fmt.Errorf("%d result folders (exit: %v)", len(dirs), runErr)
 		}
 		data, err := os.ReadFile(filepath.Join(dirs[0], "checks.json"))
 		if err != nil {
-			return r, output, err
+			return scenarioResult{}, output, err
 		}
-		if err := json.Unmarshal(data, &r.checks); err != nil {
-			return r, output, err
+		var checks []conformanceCheck
+		if err := json.Unmarshal(data, &checks); err != nil {
+			return scenarioResult{}, output, err
 		}
-		for _, c := range r.checks {
-			switch c.Status {
-			case "SUCCESS":
-				r.succeeded++
-			case "FAILURE":
-				r.failed++
-			case "WARNING":
-				r.warnings++
-			}
-		}
-		return r, output, nil
+		return tally(checks), output, nil
 	}
 	for _, name := range scenarios {
 		reason, expected := baseline[name]

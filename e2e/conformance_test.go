@@ -70,6 +70,22 @@ type scenarioResult struct {
 	succeeded, failed, warnings int
 }
 
+// tally counts a scenario's checks by status.
+func tally(checks []conformanceCheck) scenarioResult {
+	r := scenarioResult{checks: checks}
+	for _, c := range checks {
+		switch c.Status {
+		case "SUCCESS":
+			r.succeeded++
+		case "FAILURE":
+			r.failed++
+		case "WARNING":
+			r.warnings++
+		}
+	}
+	return r
+}
+
 // passed is the verdict: no failures or warnings (the suite's own baseline
 // logic counts a warning as a failure) and at least one successful check.
 func (r scenarioResult) passed() bool {
@@ -230,21 +246,12 @@ func readConformanceResults(t *testing.T, dir string) map[string]scenarioResult 
 			t.Errorf("scenario %s: %v", m[1], err)
 			continue
 		}
-		var r scenarioResult
-		if err := json.Unmarshal(data, &r.checks); err != nil {
+		var checks []conformanceCheck
+		if err := json.Unmarshal(data, &checks); err != nil {
 			t.Errorf("scenario %s: checks.json: %v", m[1], err)
 			continue
 		}
-		for _, c := range r.checks {
-			switch c.Status {
-			case "SUCCESS":
-				r.succeeded++
-			case "FAILURE":
-				r.failed++
-			case "WARNING":
-				r.warnings++
-			}
-		}
+		r := tally(checks)
 		if _, dup := results[m[1]]; dup {
 			t.Errorf("scenario %s has two result folders", m[1])
 		}
@@ -326,18 +333,7 @@ func TestOnlyTimeouts(t *testing.T) {
 	timeout := conformanceCheck{Status: "FAILURE", ErrorMessage: "MCP error -32001: Request timed out"}
 	real := conformanceCheck{Status: "FAILURE", ErrorMessage: "expected tools, got none"}
 	ok := conformanceCheck{Status: "SUCCESS"}
-	res := func(checks ...conformanceCheck) scenarioResult {
-		r := scenarioResult{checks: checks}
-		for _, c := range checks {
-			switch c.Status {
-			case "SUCCESS":
-				r.succeeded++
-			case "FAILURE":
-				r.failed++
-			}
-		}
-		return r
-	}
+	res := func(checks ...conformanceCheck) scenarioResult { return tally(checks) }
 	for _, tc := range []struct {
 		name    string
 		results map[string]scenarioResult
