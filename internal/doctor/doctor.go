@@ -157,14 +157,7 @@ func (rep Report) Write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\n%s %-7s %s\n", status, r.Backend, head)
 		for _, c := range r.Checks {
-			mark := "✓"
-			if !c.OK {
-				mark = "✗"
-			}
-			fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
-			if !c.OK && c.Fix != "" {
-				fmt.Fprintf(w, "      fix: %s\n", c.Fix)
-			}
+			writeCheck(w, c)
 		}
 		for _, p := range r.Protections {
 			state := "enforced"
@@ -181,13 +174,18 @@ func (rep Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "\nobservability\n")
 	}
 	for _, c := range rep.Observability {
-		mark := "✓"
-		if !c.OK {
-			mark = "✗"
-		}
-		fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
-		if !c.OK && c.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", c.Fix)
-		}
+		writeCheck(w, c)
+	}
+}
+
+// writeCheck prints one check with its mark, and its fix when it failed.
+func writeCheck(w io.Writer, c sandbox.Check) {
+	mark := "✓"
+	if !c.OK {
+		mark = "✗"
+	}
+	fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
+	if !c.OK && c.Fix != "" {
+		fmt.Fprintf(w, "      fix: %s\n", c.Fix)
 	}
 }
