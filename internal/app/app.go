@@ -54,6 +54,7 @@ type App struct {
 	Telemetry    *telemetry.Telemetry
 	sessionsDir  string
 	guard        *guard
+	packages     *packageList       // the importable packages, probed once Serve starts
 	recorder     *activity.Recorder // nil when no console is served
 	stderr       io.Writer
 }
@@ -153,12 +154,8 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	}
+	// Filled by Serve: a one-off run has no use for the list.
 	packages := &packageList{}
-	go func() {
-		if err := packages.probe(context.WithoutCancel(ctx), backend, s); err != nil {
-			log.Warn("the manual will not list Python packages", "error", err)
-		}
-	}()
 	// The manual as it stands: the policy in force and, once known, the
 	// importable packages.
 	manual := func() string {
@@ -236,7 +233,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
 		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard,
-		recorder: recorder, stderr: in.Stderr}, nil
+		packages: packages, recorder: recorder, stderr: in.Stderr}, nil
 }
 
 // lookupIn reads a variable of environ, the last of its name winning.

@@ -39,6 +39,11 @@ func CheckHTTP(s settings.Settings) error {
 // Serve serves MCP until ctx ends: over streamable HTTP when the settings
 // name an address, else over stdio.
 func (a *App) Serve(ctx context.Context) error {
+	go func() {
+		if err := a.packages.probe(context.WithoutCancel(ctx), a.Backend, a.Settings); err != nil {
+			a.Log.Warn("the manual will not list Python packages", "error", err)
+		}
+	}()
 	if a.Settings.Metrics != "" {
 		if err := a.Telemetry.ServeMetrics(ctx, a.Settings.Metrics, nil); err != nil {
 			return err
