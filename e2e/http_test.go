@@ -83,10 +83,22 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
+// statefulProtocol is the newest MCP revision with protocol sessions
+// (Mcp-Session-Id): the tests of what a connection owns speak it.
+const statefulProtocol = "2025-11-25"
+
+// connect opens a stateful MCP session (a connection with its own default
+// run_python session).
 func (h *httpServer) connect(t *testing.T, token string) (*mcp.ClientSession, error) {
+	return h.connectVersion(t, token, statefulProtocol)
+}
+
+// connectVersion connects asking for an MCP revision ("" = the SDK's newest,
+// served statelessly).
+func (h *httpServer) connectVersion(t *testing.T, token, version string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-e2e", Version: "1"}, nil)
 	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: h.url,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 }
 
 func runOver(t *testing.T, cs *mcp.ClientSession, code string) map[string]any {

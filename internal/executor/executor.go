@@ -1,5 +1,6 @@
 // Package executor runs run_python calls: it owns the sessions (one
-// persistent interpreter each, keyed by MCP connection and session name),
+// persistent interpreter each, keyed by owner and session name; the caller
+// decides what an owner is: a principal, or one MCP connection),
 // their cap and idle expiry, the order of calls within a session, timeouts
 // that really stop code, and output limits. It returns Results.
 package executor
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,13 +105,22 @@ const (
 	ExitCrash       = "crash"        // it died on its own
 	ExitDisconnect  = "disconnect"   // the client's connection ended
 	ExitShutdown    = "shutdown"     // codemode is shutting down
-	ExitClosed      = "closed"       // closed from the web console
+	ExitClosed      = "closed"       // closed by its client or from the web console
 )
 
 // Request is one run_python call.
 type Request struct {
-	Owner   string // the MCP connection; sessions are private to it
+	// Owner is the namespace the session lives in, private to it: a
+	// principal's (named sessions, handles) or one MCP connection's (its
+	// default session, closed with CloseOwner).
+	Owner   string
 	Session string // session name within the owner ("" = "default")
+	// Existing requires the session to be live already (a handle the
+	// caller minted earlier): a missing one is an error, not a fresh start.
+	Existing bool
+	// Close ends the session after the call; with no code, the call only
+	// closes it.
+	Close   bool
 	Code    string
 	Timeout time.Duration // 0 = default; clamped to MaxTimeout by the caller
 	Reset   bool
@@ -142,6 +153,9 @@ const DefaultSession = "default"
 
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("executor is shut down")
+
+// ErrNoSession is returned for a Request.Existing session that is not live.
+var ErrNoSession = errors.New("no such session")
 
 type key struct{ owner, name string }
 
@@ -245,18 +259,34 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	if principal == "" {
 		principal = "default"
 	}
+	if req.Close && strings.TrimSpace(req.Code) == "" {
+		// Closing runs nothing: it is not a call the console records.
+		if m.CloseSession(req.Owner, name) {
+			res.Status, res.Notes = StatusSuccess, []string{"session " + name + " closed"}
+		} else {
+			res.Status, res.Error = StatusError, fmt.Sprintf("%v %q to close (it had ended already)", ErrNoSession, name)
+		}
+		return res
+	}
 	if o := m.opts.Watcher; o != nil {
 		ctx = o.CallStarted(ctx, CallInfo{Principal: principal, Owner: req.Owner, Session: name, Code: req.Code, Reset: req.Reset})
 		defer func() { o.CallEnded(ctx, res) }()
 	}
 	actx, span := tracer(ctx).Start(ctx, "session acquire", trace.WithAttributes(attrSession.String(name)))
-	s, err := m.acquire(actx, key{req.Owner, name}, principal)
+	s, err := m.acquire(actx, key{req.Owner, name}, principal, req.Existing)
 	endSpan(span, err)
 	if err != nil {
 		res.Status, res.Error = StatusError, err.Error()
 		return res
 	}
 	defer m.release(s)
+	if req.Close {
+		// Before release, so no other call gets in between.
+		defer func() {
+			m.closeHeld(s)
+			res.Notes = append(res.Notes, "session "+name+" closed")
+		}()
+	}
 	if req.Reset {
 		m.endInterpreter(s, "", ExitReset)
 		m.sessionEnded(s)
@@ -506,15 +536,19 @@ func lastNonEmptyLine(data []byte) []byte {
 	return nil
 }
 
-// acquire returns the session for k, creating it if the cap allows, and
-// takes its lock.
-func (m *Manager) acquire(ctx context.Context, k key, principal string) (*session, error) {
+// acquire returns the session for k, creating it if the cap allows (and
+// existing does not forbid it), and takes its lock.
+func (m *Manager) acquire(ctx context.Context, k key, principal string, existing bool) (*session, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
 	s := m.sessions[k]
+	if s == nil && existing {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w %q: it was closed, expired unused, or is not this client's; call without `session` to start a new one", ErrNoSession, k.name)
+	}
 	if s == nil {
 		if len(m.sessions) >= m.opts.MaxSessions {
 			m.mu.Unlock()
@@ -701,7 +735,19 @@ func (m *Manager) endInterpreter(s *session, why, cause string) {
 	m.dropArtifacts(in.ID())
 }
 
-// CloseOwner ends every session of an MCP connection that went away.
+// closeHeld ends s, whose lock the caller holds, and forgets it.
+func (m *Manager) closeHeld(s *session) {
+	m.mu.Lock()
+	if m.sessions[s.key] == s {
+		delete(m.sessions, s.key)
+	}
+	m.mu.Unlock()
+	m.sessionEnded(s)
+	m.endInterpreter(s, "", ExitClosed)
+}
+
+// CloseOwner ends every session of an owner that went away (an MCP
+// connection's default session).
 func (m *Manager) CloseOwner(owner string) {
 	m.mu.Lock()
 	var victims []*session
@@ -804,6 +850,14 @@ func (m *Manager) CloseSession(owner, name string) bool {
 	}
 	m.killAll([]*session{s}, ExitClosed)
 	return true
+}
+
+// Live reports whether a session exists (its interpreter may be between
+// starts).
+func (m *Manager) Live(owner, name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sessions[key{owner, name}] != nil
 }
 
 // ResetSession ends one session's interpreter but keeps the session: its

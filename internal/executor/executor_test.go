@@ -295,3 +295,43 @@ func TestCloseWaitsForClosingConnections(t *testing.T) {
 		t.Fatal("Close returned while a closing connection's sandbox was still alive")
 	}
 }
+
+// TestExistingAndClose: a session that must exist is refused when it does
+// not, and closing one (with or without code) ends its sandbox and its state.
+func TestExistingAndClose(t *testing.T) {
+	m := newManager(t, Options{})
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		req        Request
+		wantStatus string
+		wantOut    string
+		wantErr    string
+		wantLive   bool
+	}{
+		{"missing handle refused", Request{Owner: "p", Session: "h", Existing: true, Code: "1"}, StatusError, "", "no such session \"h\"", false},
+		{"created", Request{Owner: "p", Session: "h", Code: "x = 41"}, StatusSuccess, "", "", true},
+		{"existing reached", Request{Owner: "p", Session: "h", Existing: true, Code: "print(x + 1)"}, StatusSuccess, "42", "", true},
+		{"other owner cannot reach it", Request{Owner: "q", Session: "h", Existing: true, Code: "print(x)"}, StatusError, "", "no such session", true},
+		{"runs then closes", Request{Owner: "p", Session: "h", Existing: true, Close: true, Code: "print(x)"}, StatusSuccess, "41", "", false},
+		{"gone after close", Request{Owner: "p", Session: "h", Existing: true, Code: "1"}, StatusError, "", "no such session", false},
+		{"named again starts afresh", Request{Owner: "p", Session: "h", Code: "print('x' in globals())"}, StatusSuccess, "False", "", true},
+		{"close without code", Request{Owner: "p", Session: "h", Close: true}, StatusSuccess, "", "", false},
+		{"close of nothing", Request{Owner: "p", Session: "h", Close: true}, StatusError, "", "no such session", false},
+	}
+	for _, tc := range tests {
+		r := m.Run(ctx, tc.req)
+		if r.Status != tc.wantStatus || stdout(r) != tc.wantOut || !strings.Contains(r.Error, tc.wantErr) {
+			t.Errorf("%s: status %s out %q error %q", tc.name, r.Status, stdout(r), r.Error)
+		}
+		live := false
+		for _, s := range m.Sessions() {
+			if s.Owner == "p" && s.Name == "h" {
+				live = true
+			}
+		}
+		if live != tc.wantLive {
+			t.Errorf("%s: live = %v, want %v", tc.name, live, tc.wantLive)
+		}
+	}
+}

@@ -41,7 +41,8 @@ type HTTPOptions struct {
 	// AllowedOrigins are browser origins trusted besides same-origin ones.
 	AllowedOrigins  []string
 	MaxRequestBytes int64
-	// SessionTimeout closes MCP sessions (and their sandboxes) idle this long.
+	// SessionTimeout closes stateful MCP sessions (and their default
+	// run_python sessions) idle this long.
 	SessionTimeout time.Duration
 	// Ready reports whether the backend can start a sandbox (/readyz).
 	Ready func(context.Context) error
@@ -135,11 +136,28 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 	// resume (Last-Event-ID) instead of losing a call's result.
 	events := mcp.NewMemoryEventStore(nil)
 	events.SetMaxBytes(32 << 20)
-	var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	server := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxRequestBytes,
 		EventStore:          events,
 		Logger:              sdkLogger(s.log),
+	})
+	// Revision 2026-07-28 has no protocol sessions and the SDK serves it
+	// only statelessly; older clients need Mcp-Session-Id. One endpoint
+	// serves both, chosen by the version the client asks for, so every
+	// client keeps one URL and gets the newest revision it speaks.
+	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		MaxRequestBodyBytes: o.MaxRequestBytes,
+		Logger:              sdkLogger(s.log),
+	})
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
 	})
 	// Refuse cross-site browser requests (a web page must not drive a
 	// local codemode); non-browser clients send no Origin and pass.
@@ -334,11 +352,21 @@ func (l *clientLimits) release(client string) {
 	l.mu.Unlock()
 }
 
-// principal names the client of a request: its token's name over
-// authenticated HTTP, "default" otherwise.
-func principal(req *mcp.CallToolRequest) string {
-	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return req.Extra.TokenInfo.UserID
+// sessionlessVersion is the first MCP revision without protocol sessions.
+const sessionlessVersion = "2026-07-28"
+
+// sessionless reports whether a request's MCP-Protocol-Version header asks
+// for a revision without protocol sessions (versions are dates, so they
+// order as strings). Requests without the header (initialize, older
+// clients) are served statefully.
+func sessionless(version string) bool { return version >= sessionlessVersion }
+
+// principal names the client of a request: its token's name (or OAuth
+// subject) over authenticated HTTP, "default" otherwise (the one local user
+// over stdio, everyone on an unauthenticated endpoint).
+func principal(extra *mcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return extra.TokenInfo.UserID
 	}
 	return "default"
 }

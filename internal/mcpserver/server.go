@@ -1,6 +1,7 @@
 // Package mcpserver is codemode's MCP surface on the official Go SDK: the
-// run_python tool, the capabilities resource, per-connection session
-// ownership and request ids. It turns tool calls into executor requests and
+// run_python tool, the capabilities resource, who owns a session (the
+// principal, or one connection for its default session), session handles
+// for sessionless clients, and request ids. It turns tool calls into executor requests and
 // executor results into MCP results (via render).
 package mcpserver
 
@@ -10,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +54,7 @@ type Server struct {
 	mcp  *mcp.Server
 
 	mu     sync.Mutex
-	owners map[*mcp.ServerSession]string
+	owners map[*mcp.ServerSession]string // connections with a default session
 	nextID atomic.Uint64
 	calls  *clientLimits
 
@@ -111,7 +111,12 @@ func New(opts Options) *Server {
 }
 
 func (s *Server) readSessionFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	f, data, err := s.opts.Artifacts.Read(s.owner(req.Session), req.Params.URI)
+	// The file is the principal's (a named session or handle) or the
+	// connection's (its default session).
+	f, data, err := s.opts.Artifacts.Read(principalOwner(principal(req.Extra)), req.Params.URI)
+	if errors.Is(err, artifacts.ErrNotFound) && !connectionless(req.Session, req.Extra) {
+		f, data, err = s.opts.Artifacts.Read(s.connOwner(req.Session), req.Params.URI)
+	}
 	if err != nil {
 		if errors.Is(err, artifacts.ErrNotFound) {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
@@ -150,34 +155,10 @@ func (s *Server) requestIDs(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// owner returns the id of a client connection, watching for its end so its
-// sessions can be closed.
-func (s *Server) owner(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return "local"
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if id, ok := s.owners[ss]; ok {
-		return id
-	}
-	id := "conn-" + strconv.FormatUint(s.nextID.Add(1), 10)
-	s.owners[ss] = id
-	go func() {
-		ss.Wait()
-		s.mu.Lock()
-		delete(s.owners, ss)
-		s.mu.Unlock()
-		s.log.Debug("client disconnected; closing its sessions", "owner", id)
-		s.opts.Executor.CloseOwner(id)
-	}()
-	return id
-}
-
 func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if req.Params != nil && req.Params.RequestState != "" {
 		// The client answers a running call's questions.
-		return s.resumePending(ctx, principal(req), req.Params)
+		return s.resumePending(ctx, principal(req.Extra), req.Params)
 	}
 	var raw jsontext.Value
 	if req.Params != nil {
@@ -190,7 +171,7 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		res = &executor.Result{Status: executor.StatusValidationError, Error: err.Error()}
 	} else {
 		start := time.Now()
-		client := principal(req)
+		client := principal(req.Extra)
 		if !s.calls.acquire(client) {
 			res = &executor.Result{Status: executor.StatusError, Error: fmt.Sprintf("too many concurrent calls for client %s (limit %d); retry when one finishes", client, s.opts.MaxClientCalls)}
 			return s.toolResult(res), nil
@@ -217,11 +198,14 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			}
 			ctx = peer.With(ctx, who)
 			defer finished.Store(true)
-			return s.opts.Executor.Run(ctx, executor.Request{
-				Owner: s.owner(req.Session), Session: a.Session, Code: a.Code,
+			t := s.target(req, a.Session, client)
+			res := s.opts.Executor.Run(ctx, executor.Request{
+				Owner: t.owner, Session: t.name, Existing: t.existing, Close: a.Close, Code: a.Code,
 				Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
 				Principal: client, Progress: report,
 			})
+			s.settleMinted(ctx, t, res)
+			return res
 		}
 		if canAsk, inResult := peer.Asking(req.Session); canAsk && inResult {
 			// Questions travel in results: the call may return before the

@@ -28,8 +28,9 @@ func inputSchema(defaultTimeout, maxTimeout int) jsontext.Value {
 		`"code":{"type":"string","description":"Python; top-level await works; a last expression is echoed"},`+
 		`"servers":{"type":"array","items":{"type":"string"},"description":"MCP servers to preload"},`+
 		`"timeout":{"type":"integer","minimum":1,"maximum":%d,"default":%d,"description":"Seconds"},`+
-		`"session":{"type":"string","description":"Session name (default: one per connection)"},`+
+		`"session":{"type":"string","description":"Session name or the handle a result returned; yours across connections"},`+
 		`"reset":{"type":"boolean","description":"Start from a fresh interpreter"},`+
+		`"close":{"type":"boolean","description":"End the session after this call"},`+
 		`"files":{"type":"object","description":"Files for /workspace: name -> text or {\"base64\": data}"}},`+
 		`"required":["code"]}`, maxTimeout, defaultTimeout))
 }
@@ -41,6 +42,7 @@ type args struct {
 	Timeout time.Duration // 0 = default
 	Session string
 	Reset   bool
+	Close   bool // end the session after the call; code may then be empty
 	Files   map[string][]byte
 }
 
@@ -69,16 +71,25 @@ func parseArgs(raw jsontext.Value, maxTimeout int) (args, error) {
 	var unknown []string
 	for name := range fields {
 		switch name {
-		case "code", "servers", "timeout", "session", "reset", "files":
+		case "code", "servers", "timeout", "session", "reset", "close", "files":
 		default:
 			unknown = append(unknown, name)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return a, validationError(fmt.Sprintf("unknown argument(s) %s; run_python takes code, servers, timeout, session, reset and files", strings.Join(quoteAll(unknown), ", ")))
+		return a, validationError(fmt.Sprintf("unknown argument(s) %s; run_python takes code, servers, timeout, session, reset, close and files", strings.Join(quoteAll(unknown), ", ")))
 	}
-	if v, ok := fields["code"]; !ok || json.Unmarshal(v, &a.Code) != nil || strings.TrimSpace(a.Code) == "" {
+	if v, ok := fields["close"]; ok && string(v) != "null" {
+		if json.Unmarshal(v, &a.Close) != nil {
+			return a, validationError("'close' must be a boolean")
+		}
+	}
+	if v, ok := fields["code"]; ok && json.Unmarshal(v, &a.Code) != nil {
+		return a, validationError("Missing 'code' argument")
+	}
+	if strings.TrimSpace(a.Code) == "" && !a.Close {
+		// Only closing a session needs no code.
 		return a, validationError("Missing 'code' argument")
 	}
 	if v, ok := fields["servers"]; ok && string(v) != "null" {

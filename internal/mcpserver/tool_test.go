@@ -22,6 +22,31 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
+func TestParseArgsClose(t *testing.T) {
+	tests := []struct {
+		raw     string
+		wantErr string
+	}{
+		{`{"session":"a","close":true}`, ""},
+		{`{"code":"print(1)","close":true}`, ""},
+		{`{"session":"a","close":false}`, "Missing 'code' argument"},
+		{`{"code":"","close":"yes"}`, "'close' must be a boolean"},
+		{`{"code":1,"close":true}`, "Missing 'code' argument"},
+	}
+	for _, tc := range tests {
+		a, err := parseArgs(jsontext.Value(tc.raw), 120)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("%s: error %v, want %q", tc.raw, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !a.Close {
+			t.Errorf("%s = %+v, %v; want close", tc.raw, a, err)
+		}
+	}
+}
+
 func TestParseArgsTimeout(t *testing.T) {
 	tests := []struct {
 		raw     string
@@ -60,7 +85,7 @@ func TestInputSchemaIsValidJSON(t *testing.T) {
 // validation error; nothing panics.
 func FuzzParseArgs(f *testing.F) {
 	for _, s := range []string{`{"code":"print(1)"}`, `{}`, `null`, `{"code":"x","timeout":1e309}`, `{"code":"x","servers":[1]}`,
-		`{"code":"x","session":"a/b"}`, `{"code":"x","timeout":-0}`, `[]`, `{"code":"\u0000"}`} {
+		`{"code":"x","session":"a/b"}`, `{"code":"x","timeout":-0}`, `{"close":true}`, `{"code":" ","close":1}`, `[]`, `{"code":"\u0000"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -71,7 +96,7 @@ func FuzzParseArgs(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(a.Code) == "" || a.Timeout < 0 || a.Timeout > 120*time.Second || (a.Session != "" && !sessionName.MatchString(a.Session)) {
+		if strings.TrimSpace(a.Code) == "" && !a.Close || a.Timeout < 0 || a.Timeout > 120*time.Second || (a.Session != "" && !sessionName.MatchString(a.Session)) {
 			t.Fatalf("accepted bad arguments %+v from %q", a, data)
 		}
 	})
