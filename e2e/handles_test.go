@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -195,4 +196,22 @@ func TestHTTPSessionsExpireIdle(t *testing.T) {
 	if st := callArgs(t, cs, map[string]any{"code": "print('y' in globals())", "session": "named"}); !slices.Equal(lines(st["stdout"]), []string{"False"}) {
 		t.Errorf("the expired named session kept its state: %v", st)
 	}
+}
+
+// TestHTTPStatelessHangUpLeavesNoSandbox: a stateless client that hangs up
+// during a call that minted a handle never learns the handle, so the
+// session ends with the call instead of waiting for idle expiry.
+func TestHTTPStatelessHangUpLeavesNoSandbox(t *testing.T) {
+	h := startHTTP(t, "CODEMODE_SPARES=0")
+	cs, err := h.connectVersion(t, aliceToken, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "while True: pass", "timeout": 60}})
+	waitSandboxes(t, h, 1)
+	time.Sleep(time.Second) // into the loop: the call is running, not starting
+	cancel()
+	waitSandboxes(t, h, 0)
 }

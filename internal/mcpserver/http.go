@@ -150,7 +150,10 @@ func (s *Server) httpHandler(ctx context.Context, o HTTPOptions, addr string) (h
 	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		MaxRequestBodyBytes: o.MaxRequestBytes,
-		Logger:              sdkLogger(s.log),
+		// The POST is the whole call: a client that hangs up cancels it
+		// (and a handle it never received is closed).
+		PropagateRequestCancellation: true,
+		Logger:                       sdkLogger(s.log),
 	})
 	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
