@@ -324,7 +324,7 @@ func (r *Recorder) Session(id string, see func(principal string) bool) (owner, n
 	return "", "", ErrNotFound
 }
 
-// Owner returns the MCP connection of a session (for joining with the
+// Owner returns the executor owner of a session (for joining with the
 // executor's list of live sessions).
 func (s *Session) Owner() string { return s.owner }
 

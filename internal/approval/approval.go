@@ -23,7 +23,7 @@ import (
 // Request is one call waiting for approval.
 type Request struct {
 	Principal    string
-	Owner        string // the MCP connection (sessions are private to it)
+	Owner        string // the session's owner: its principal, or the connection of a default session
 	Session      string
 	Server, Tool string
 	Arguments    jsontext.Value // as they will be sent

@@ -59,7 +59,8 @@ const (
 )
 
 // Caller is who made a request: the session's principal (whose memory and
-// policy apply), its owner (the MCP connection) and name, and the sandbox.
+// policy apply), its owner (the principal's namespace, or the MCP connection
+// of a default session) and name, and the sandbox.
 type Caller struct {
 	Principal string
 	Owner     string

@@ -51,11 +51,11 @@ func Manual(m ManualInfo) string {
 	p("# Code Execution MCP Capabilities\n\n%s\n\n", helpersSummary)
 
 	p("## Sessions\n")
-	p("- Each MCP connection has a persistent Python session: variables, imports and functions survive between `run_python` calls. Pass `session` to use several named sessions, `reset: true` to start from a fresh interpreter.\n")
+	p("- A session is a persistent Python interpreter: variables, imports and functions survive between `run_python` calls. Pass `session` (a name of yours) to use several; a named session is your client's, reachable from any later connection, and other clients never see it. Without `session` a stateful connection uses its own default session; a sessionless client (MCP 2026-07-28 over HTTP) gets a new session each time and its handle in the result (`session`, also a note): pass it back as `session` to keep the state. `reset: true` starts the session from a fresh interpreter; `close: true` ends it after the call (code may then be omitted).\n")
 	p("- Top-level `await` works, and the value of a final expression is printed, as in a REPL. `input()` sees end of file.\n")
 	p("- Timeout: %s by default, at most %s per call. On timeout the code gets KeyboardInterrupt; if it has not stopped %s later the sandbox is killed and the session's state is lost (the result says so).\n",
 		secs(m.DefaultTimeout), secs(m.MaxTimeout), secs(m.InterruptGrace))
-	p("- Sessions end after %s without calls, when their connection closes, and at shutdown; at most %d run at once.\n", m.IdleTimeout, m.MaxSessions)
+	p("- Sessions end after %s without calls, on `close`, and at shutdown; a default session also when its connection closes. An ended handle is refused (start a new session without `session`); at most %d sessions run at once.\n", m.IdleTimeout, m.MaxSessions)
 	p("- Output: up to %s of stdout and of stderr per call are returned; beyond that the middle is cut and the result states how much.\n", size(int64(m.OutputLimit)))
 	if m.ResultLimit > 0 {
 		p("- A whole result stays within %d characters: long output keeps its start and end, and the full output is linked as a file (resources/read).\n", m.ResultLimit)
