@@ -51,6 +51,8 @@ func (p *packageList) probe(ctx context.Context, b sandbox.Backend, s settings.S
 		return fmt.Errorf("listing Python packages: %w", err)
 	}
 	defer sb.Kill(context.Background())
+	// Reading its output does not watch ctx: killing it ends the read.
+	defer context.AfterFunc(ctx, func() { sb.Kill(context.Background()) })()
 	sb.Stdin().Close()
 	go io.Copy(io.Discard, sb.Stderr())
 	out, err := io.ReadAll(io.LimitReader(sb.Stdout(), 1<<20))

@@ -39,10 +39,19 @@ func CheckHTTP(s settings.Settings) error {
 // Serve serves MCP until ctx ends: over streamable HTTP when the settings
 // name an address, else over stdio.
 func (a *App) Serve(ctx context.Context) error {
+	// The probe's sandbox must be gone before codemode exits (a quick
+	// shutdown would leave its cgroup behind), so Serve waits for it.
+	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(ctx))
+	probed := make(chan struct{})
 	go func() {
-		if err := a.packages.probe(context.WithoutCancel(ctx), a.Backend, a.Settings); err != nil {
+		defer close(probed)
+		if err := a.packages.probe(probeCtx, a.Backend, a.Settings); err != nil && probeCtx.Err() == nil {
 			a.Log.Warn("the manual will not list Python packages", "error", err)
 		}
+	}()
+	defer func() {
+		stopProbe()
+		<-probed
 	}()
 	if a.Settings.Metrics != "" {
 		if err := a.Telemetry.ServeMetrics(ctx, a.Settings.Metrics, nil); err != nil {
