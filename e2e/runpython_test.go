@@ -30,7 +30,7 @@ func TestToolSchema(t *testing.T) {
 	}
 	schema, _ := tool.InputSchema.(map[string]any)
 	props, _ := schema["properties"].(map[string]any)
-	for _, name := range []string{"code", "servers", "timeout", "session", "reset"} {
+	for _, name := range []string{"code", "servers", "timeout", "session", "reset", "close"} {
 		if _, ok := props[name]; !ok {
 			t.Errorf("schema lacks %q: %v", name, schema)
 		}

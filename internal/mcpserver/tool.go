@@ -18,7 +18,8 @@ const ToolName = "run_python"
 
 // toolDescription and the schema below are everything a client puts in the
 // model's prompt for codemode, so every word is paid for on every turn: keep
-// the whole tools/list entry under ~200 tokens (see bench/).
+// the whole tools/list entry under ~200 tokens (see bench/). The manual
+// explains what the schema cannot afford to (handles, close).
 const toolDescription = "Run Python in a persistent sandbox (state kept per session; no network). " +
 	"Configured MCP servers are callable as `await mcp_<server>.<tool>(...)`. " +
 	"Start with `print(runtime.capability_summary())`."
@@ -28,9 +29,9 @@ func inputSchema(defaultTimeout, maxTimeout int) jsontext.Value {
 		`"code":{"type":"string","description":"Python; top-level await works; a last expression is echoed"},`+
 		`"servers":{"type":"array","items":{"type":"string"},"description":"MCP servers to preload"},`+
 		`"timeout":{"type":"integer","minimum":1,"maximum":%d,"default":%d,"description":"Seconds"},`+
-		`"session":{"type":"string","description":"Session name or the handle a result returned; yours across connections"},`+
+		`"session":{"type":"string","description":"Session name or handle"},`+
 		`"reset":{"type":"boolean","description":"Start from a fresh interpreter"},`+
-		`"close":{"type":"boolean","description":"End the session after this call"},`+
+		`"close":{"type":"boolean"},`+
 		`"files":{"type":"object","description":"Files for /workspace: name -> text or {\"base64\": data}"}},`+
 		`"required":["code"]}`, maxTimeout, defaultTimeout))
 }
