@@ -215,3 +215,25 @@ func TestHTTPStatelessHangUpLeavesNoSandbox(t *testing.T) {
 	cancel()
 	waitSandboxes(t, h, 0)
 }
+
+// TestHTTPDroppedHandlesMakeRoom: a stateless client that never passes its
+// handles back does not lock itself out at --max-client-sessions: its
+// least recently used idle handle is closed for the new session.
+func TestHTTPDroppedHandlesMakeRoom(t *testing.T) {
+	h := startHTTP(t, "CODEMODE_SPARES=0", "CODEMODE_MAX_CLIENT_SESSIONS=2")
+	var handles []string
+	for i := range 4 {
+		st := postCall(t, h, aliceToken, map[string]any{"code": "1"})
+		if st["status"] != "success" {
+			t.Fatalf("call %d without a handle at the cap: %v", i, st)
+		}
+		handles = append(handles, st["session"].(string))
+	}
+	waitSandboxes(t, h, 2)
+	for i, handle := range handles {
+		st := postCall(t, h, aliceToken, map[string]any{"code": "1", "session": handle})
+		if evicted := i < 2; evicted != (st["status"] == "error") {
+			t.Errorf("handle %d of 4: %v", i, st)
+		}
+	}
+}

@@ -106,6 +106,7 @@ const (
 	ExitDisconnect  = "disconnect"   // the client's connection ended
 	ExitShutdown    = "shutdown"     // codemode is shutting down
 	ExitClosed      = "closed"       // closed by its client or from the web console
+	ExitEvicted     = "evicted"      // an idle handle made room for a new session
 )
 
 // Request is one run_python call.
@@ -118,6 +119,10 @@ type Request struct {
 	// Existing requires the session to be live already (a handle the
 	// caller minted earlier): a missing one is an error, not a fresh start.
 	Existing bool
+	// Evictable lets a new session of the principal that meets a session
+	// cap end this one (created by this request) when it is the least
+	// recently used idle one: a handle its client may have dropped.
+	Evictable bool
 	// Close ends the session after the call; with no code, the call only
 	// closes it.
 	Close   bool
@@ -165,6 +170,7 @@ type key struct{ owner, name string }
 type session struct {
 	key       key
 	principal string
+	evictable bool // see Request.Evictable
 	lock      chan struct{}
 	lastUsed  time.Time // guarded by Manager.mu
 	ended     string    // why the previous interpreter ended, reported once; guarded by lock
@@ -273,7 +279,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 		defer func() { o.CallEnded(ctx, res) }()
 	}
 	actx, span := tracer(ctx).Start(ctx, "session acquire", trace.WithAttributes(attrSession.String(name)))
-	s, err := m.acquire(actx, key{req.Owner, name}, principal, req.Existing)
+	s, err := m.acquire(actx, key{req.Owner, name}, principal, req.Existing, req.Evictable)
 	endSpan(span, err)
 	if err != nil {
 		res.Status, res.Error = StatusError, err.Error()
@@ -536,9 +542,10 @@ func lastNonEmptyLine(data []byte) []byte {
 	return nil
 }
 
-// acquire returns the session for k, creating it if the cap allows (and
-// existing does not forbid it), and takes its lock.
-func (m *Manager) acquire(ctx context.Context, k key, principal string, existing bool) (*session, error) {
+// acquire returns the session for k, creating it if the caps allow (or an
+// evictable session of the principal makes room, and existing does not
+// forbid it), and takes its lock.
+func (m *Manager) acquire(ctx context.Context, k key, principal string, existing, evictable bool) (*session, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -547,29 +554,28 @@ func (m *Manager) acquire(ctx context.Context, k key, principal string, existing
 	s := m.sessions[k]
 	if s == nil && existing {
 		m.mu.Unlock()
-		return nil, fmt.Errorf("%w %q: it was closed, expired unused, or is not this client's; call without `session` to start a new one", ErrNoSession, k.name)
+		return nil, fmt.Errorf("%w %q: it was closed, expired or evicted unused, or is not this client's; call without `session` to start a new one", ErrNoSession, k.name)
 	}
+	var evicted *session
 	if s == nil {
-		if len(m.sessions) >= m.opts.MaxSessions {
-			m.mu.Unlock()
-			return nil, fmt.Errorf("session limit reached (%d sessions in use); reuse a session, reset one, or wait for idle sessions to expire", m.opts.MaxSessions)
-		}
-		if limit := m.opts.MaxClientSessions; limit > 0 {
-			n := 0
-			for _, other := range m.sessions {
-				if other.principal == principal {
-					n++
-				}
-			}
-			if n >= limit {
+		if err := m.roomFor(principal); err != nil {
+			// A handle the client dropped must not hold a place forever:
+			// the principal's least recently used idle one makes room.
+			if evicted = m.evictable(principal); evicted == nil {
 				m.mu.Unlock()
-				return nil, fmt.Errorf("session limit of client %s reached (%d sessions); reuse a session, reset one, or wait for idle sessions to expire", principal, limit)
+				return nil, err
 			}
+			delete(m.sessions, evicted.key)
+			<-evicted.lock // evictable took it: the session is idle
 		}
-		s = &session{key: k, principal: principal, lock: make(chan struct{}, 1), lastUsed: time.Now()}
+		s = &session{key: k, principal: principal, evictable: evictable, lock: make(chan struct{}, 1), lastUsed: time.Now()}
 		m.sessions[k] = s
 	}
 	m.mu.Unlock()
+	if evicted != nil {
+		m.log.Info("session evicted to make room", "session", evicted.key.name, "principal", principal)
+		m.killAll([]*session{evicted}, ExitEvicted)
+	}
 	select {
 	case s.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -586,6 +592,46 @@ func (m *Manager) acquire(ctx context.Context, k key, principal string, existing
 		return nil, errors.New("session was closed")
 	}
 	return s, nil
+}
+
+// roomFor says why principal may not start another session, or nil.
+// Preconditions: m.mu is held.
+func (m *Manager) roomFor(principal string) error {
+	if len(m.sessions) >= m.opts.MaxSessions {
+		return fmt.Errorf("session limit reached (%d sessions in use); reuse a session, reset one, or wait for idle sessions to expire", m.opts.MaxSessions)
+	}
+	if limit := m.opts.MaxClientSessions; limit > 0 {
+		n := 0
+		for _, other := range m.sessions {
+			if other.principal == principal {
+				n++
+			}
+		}
+		if n >= limit {
+			return fmt.Errorf("session limit of client %s reached (%d sessions); reuse a session, reset one, or wait for idle sessions to expire", principal, limit)
+		}
+	}
+	return nil
+}
+
+// evictable returns principal's least recently used evictable session that
+// is idle, with its lock taken, or nil. Preconditions: m.mu is held.
+func (m *Manager) evictable(principal string) *session {
+	var idle []*session
+	for _, s := range m.sessions {
+		if s.evictable && s.principal == principal {
+			idle = append(idle, s)
+		}
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].lastUsed.Before(idle[j].lastUsed) })
+	for _, s := range idle {
+		select {
+		case s.lock <- struct{}{}: // not running a call
+			return s
+		default:
+		}
+	}
+	return nil
 }
 
 func (m *Manager) release(s *session) {

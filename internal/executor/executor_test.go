@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -333,5 +334,39 @@ func TestExistingAndClose(t *testing.T) {
 		if live != tc.wantLive {
 			t.Errorf("%s: live = %v, want %v", tc.name, live, tc.wantLive)
 		}
+	}
+}
+
+// TestEvictionAtTheCap: a new session that meets a cap closes its
+// principal's least recently used idle evictable session; named sessions,
+// busy ones and other principals' are never evicted.
+func TestEvictionAtTheCap(t *testing.T) {
+	m := newManager(t, Options{MaxSessions: 3})
+	ctx := context.Background()
+	call := func(req Request) *Result {
+		t.Helper()
+		req.Code = cmp.Or(req.Code, "1")
+		return m.Run(ctx, req)
+	}
+	call(Request{Owner: "alice", Principal: "alice", Session: "h1", Evictable: true})
+	call(Request{Owner: "alice", Principal: "alice", Session: "h2", Evictable: true})
+	call(Request{Owner: "bob", Principal: "bob", Session: "named"})
+	call(Request{Owner: "alice", Principal: "alice", Session: "h1", Code: "x = 1"}) // h2 is now the least recent
+	if r := call(Request{Owner: "alice", Principal: "alice", Session: "h3", Evictable: true}); r.Status != StatusSuccess {
+		t.Fatalf("alice's third handle: %+v", r)
+	}
+	if r := call(Request{Owner: "alice", Principal: "alice", Session: "h2", Existing: true}); !strings.Contains(r.Error, "no such session") {
+		t.Errorf("the least recently used handle survived: %+v", r)
+	}
+	if r := call(Request{Owner: "alice", Principal: "alice", Session: "h1", Existing: true, Code: "print(x)"}); stdout(r) != "1" {
+		t.Errorf("a more recent handle was evicted: %+v", r)
+	}
+	// Bob has no evictable session: at the cap he is refused, and alice's
+	// handles are not his to evict.
+	if r := call(Request{Owner: "bob", Principal: "bob", Session: "other"}); !strings.Contains(r.Error, "session limit reached") {
+		t.Errorf("bob at the cap: %+v", r)
+	}
+	if !m.Live("alice", "h1") || !m.Live("alice", "h3") || !m.Live("bob", "named") {
+		t.Errorf("sessions after the cap: %+v", m.Sessions())
 	}
 }

@@ -55,7 +55,7 @@ func Manual(m ManualInfo) string {
 	p("- Top-level `await` works, and the value of a final expression is printed, as in a REPL. `input()` sees end of file.\n")
 	p("- Timeout: %s by default, at most %s per call. On timeout the code gets KeyboardInterrupt; if it has not stopped %s later the sandbox is killed and the session's state is lost (the result says so).\n",
 		secs(m.DefaultTimeout), secs(m.MaxTimeout), secs(m.InterruptGrace))
-	p("- Sessions end after %s without calls, on `close`, and at shutdown; a default session also when its connection closes. An ended handle is refused (start a new session without `session`); at most %d sessions run at once.\n", m.IdleTimeout, m.MaxSessions)
+	p("- Sessions end after %s without calls, on `close`, and at shutdown; a default session also when its connection closes. An ended handle is refused (start a new session without `session`); at most %d sessions run at once, and at that limit your least recently used idle handle is closed to make room.\n", m.IdleTimeout, m.MaxSessions)
 	p("- Output: up to %s of stdout and of stderr per call are returned; beyond that the middle is cut and the result states how much.\n", size(int64(m.OutputLimit)))
 	if m.ResultLimit > 0 {
 		p("- A whole result stays within %d characters: long output keeps its start and end, and the full output is linked as a file (resources/read).\n", m.ResultLimit)
