@@ -168,3 +168,34 @@ func TestStdioSessionsAndClose(t *testing.T) {
 		t.Errorf("the default session after close: %q", got)
 	}
 }
+
+// TestHTTPStatefulCloseAndDefault: over a stateful connection, close ends
+// a named session (its sandbox goes), and the connection's default session
+// is not the principal's named one.
+func TestHTTPStatefulCloseAndDefault(t *testing.T) {
+	h := startHTTP(t, "CODEMODE_SPARES=0")
+	cs, err := h.connect(t, aliceToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callArgs(t, cs, map[string]any{"session": "default", "code": "named = 1"})
+	if st := callArgs(t, cs, map[string]any{"code": "print('named' in globals())"}); strings.Join(lines(st["stdout"]), "") != "False" {
+		t.Errorf("the connection's default session sees the principal's session named default: %v", st)
+	}
+	waitSandboxes(t, h, 2)
+	if st := callArgs(t, cs, map[string]any{"session": "default", "close": true, "code": "print(named)"}); strings.Join(lines(st["stdout"]), "") != "1" {
+		t.Errorf("close with code: %v", st)
+	}
+	waitSandboxes(t, h, 1)
+	// A stateless call has no default session: close without session has
+	// nothing to close, and says so (rather than naming a handle it
+	// minted); with code it is a one-off run that leaves no sandbox.
+	if st := postCall(t, h, aliceToken, map[string]any{"close": true}); st["status"] != "validation_error" || !strings.Contains(st["error"].(string), "'close' needs 'session'") {
+		t.Errorf("stateless close without session: %v", st)
+	}
+	if st := postCall(t, h, aliceToken, map[string]any{"close": true, "code": "print(6 * 7)"}); strings.Join(lines(st["stdout"]), "") != "42" || strings.Contains(strings.Join(lines(st["notes"]), ""), "to keep its state") {
+		t.Errorf("stateless one-off run: %v", st)
+	}
+	waitSandboxes(t, h, 1)
+}

@@ -166,6 +166,11 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	maxSecs := int(s.opts.MaxTimeout / time.Second)
 	a, err := parseArgs(raw, maxSecs)
+	if err == nil && a.Close && a.Session == "" && strings.TrimSpace(a.Code) == "" && connectionless(req.Session, req.Extra) {
+		// A sessionless request has no default session: without a name or
+		// handle there is nothing to close.
+		err = validationError("'close' needs 'session': the name or handle of the session to close")
+	}
 	var res *executor.Result
 	if err != nil {
 		res = &executor.Result{Status: executor.StatusValidationError, Error: err.Error()}
