@@ -23,7 +23,12 @@ func BenchmarkRunPythonPass(b *testing.B) {
 
 // benchPass measures warm run_python("pass") calls on s, reporting p50 and p99.
 func benchPass(b *testing.B, s *mcp.ClientSession) {
-	args := map[string]any{"code": "pass"}
+	benchCall(b, s, map[string]any{"code": "pass"})
+}
+
+// benchCall measures warm run_python calls with args on s, reporting p50
+// and p99.
+func benchCall(b *testing.B, s *mcp.ClientSession, args map[string]any) {
 	ctx := context.Background()
 	// Warm the session (sandbox start) outside the measurement.
 	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args}); err != nil {

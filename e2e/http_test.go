@@ -30,7 +30,7 @@ type httpServer struct {
 	stderr *lockedBuffer
 }
 
-func startHTTP(t *testing.T, env ...string) *httpServer {
+func startHTTP(t testing.TB, env ...string) *httpServer {
 	t.Helper()
 	cmd := exec.Command(codemodeBin, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(append(baseEnv(t), "CODEMODE_TOKENS=alice:"+aliceToken+",bob:"+bobToken), env...)
@@ -89,13 +89,13 @@ const statefulProtocol = "2025-11-25"
 
 // connect opens a stateful MCP session (a connection with its own default
 // run_python session).
-func (h *httpServer) connect(t *testing.T, token string) (*mcp.ClientSession, error) {
+func (h *httpServer) connect(t testing.TB, token string) (*mcp.ClientSession, error) {
 	return h.connectVersion(t, token, statefulProtocol)
 }
 
 // connectVersion connects asking for an MCP revision ("" = the SDK's newest,
 // served statelessly).
-func (h *httpServer) connectVersion(t *testing.T, token, version string) (*mcp.ClientSession, error) {
+func (h *httpServer) connectVersion(t testing.TB, token, version string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-e2e", Version: "1"}, nil)
 	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: h.url,
 		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})

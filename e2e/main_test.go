@@ -146,7 +146,7 @@ func (l *lockedBuffer) String() string {
 
 // baseEnv is the environment of codemode under test: nothing from ours
 // but PATH, and a private home.
-func baseEnv(t *testing.T) []string {
+func baseEnv(t testing.TB) []string {
 	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "CODEMODE_LOG_LEVEL=debug"}
 }
 
