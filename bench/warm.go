@@ -168,7 +168,7 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 	p.close()
 
 	// Baselines in the same run: preload off; no spare.
-	bare, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: -1, env: []string{"CODEMODE_PRELOAD="}})
+	bare, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: -1, env: []string{"CODEMODE_PRELOAD=none"}})
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 	for _, c := range []struct {
 		env []string
 		out *sample
-	}{{nil, &r.tenBare}, {[]string{"CODEMODE_PRELOAD="}, &r.tenBareNoPre}} {
+	}{{nil, &r.tenBare}, {[]string{"CODEMODE_PRELOAD=none"}, &r.tenBareNoPre}} {
 		p, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: 0, env: append(c.env, more...)})
 		if err != nil {
 			return err
@@ -305,7 +305,7 @@ func (rs warmResults) markdown() string {
 		cell("new session's first data call, spare ready, preload on", func(r *warmResult) string {
 			return fmt.Sprintf("%s; spare used %d/%d", mmm(r.firstCall, " ms"), r.spareUsed, r.tries)
 		}),
-		cell("the same, preload off (`CODEMODE_PRELOAD=`)", func(r *warmResult) string { return mmm(r.firstCallNoPre, " ms") }),
+		cell("the same, preload off (`CODEMODE_PRELOAD=none`)", func(r *warmResult) string { return mmm(r.firstCallNoPre, " ms") }),
 		cell("ten new sessions, first `pass` p50, default spares, preload on", func(r *warmResult) string { return mmm(r.tenSpare, " ms") }),
 		cell("ten new sessions, first `pass` p50, no spare, preload on", func(r *warmResult) string { return mmm(r.tenBare, " ms") }),
 		cell("ten new sessions, first `pass` p50, no spare, preload off", func(r *warmResult) string { return mmm(r.tenBareNoPre, " ms") }),
