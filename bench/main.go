@@ -42,8 +42,11 @@ type harness struct {
 	reps        int
 
 	// container backends
-	image      string
-	runsc      string
+	image string
+	runsc string
+	// rootfs is the native backend's root with the data packages (the
+	// image's tree), for the warm-sessions section.
+	rootfs     string
 	dockerCLI  string
 	dockerHost string
 
@@ -117,6 +120,7 @@ func run(o options) error {
 	env := readEnvFile(filepath.Join(h.repo, ".cache", "testdeps", "env"))
 	h.image = orDefault(o.image, env["CODEMODE_TEST_IMAGE"])
 	h.runsc = orDefault(o.runsc, env["CODEMODE_TEST_RUNSC"])
+	h.rootfs = env["CODEMODE_TEST_ROOTFS"]
 	h.dockerHost = orDefault(o.dockerHost, env["DOCKER_HOST"])
 	h.dockerCLI = "/usr/bin/docker" // Debian's client; /usr/local/bin/docker may be a newer CLI
 	if docker := strings.Fields(env["CODEMODE_TEST_DOCKER"]); len(docker) > 0 {

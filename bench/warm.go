@@ -67,7 +67,11 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 	}
 	// Room for the sessions of every round (ended ones free their slot as
 	// their interpreter exits, but not at once).
-	more := []string{"CODEMODE_MAX_SESSIONS=64"}
+	more := []string{"CODEMODE_MAX_SESSIONS=128"}
+	if r.name == "native" && h.rootfs != "" {
+		// The host's Python may lack the data packages; the image's tree has them.
+		more = append(more, "CODEMODE_ROOTFS="+h.rootfs)
+	}
 	p, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: -1, servers: servers, env: more})
 	if err != nil {
 		return err
@@ -143,7 +147,15 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 		direct := ms(durs).pct(0.5) * 1000
 		r.proxied, r.direct, r.ratio = append(r.proxied, us), append(r.direct, direct), append(r.ratio, us/direct)
 	}
-	if r.passPre, err = h.warmPass(ctx, p); err != nil {
+	// The baseline without preload, alive at the same time so the warm
+	// `pass` rounds alternate between the two.
+	// The same servers, so the warm `pass` baseline differs by preload only.
+	bare, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: -1, servers: servers, env: append([]string{"CODEMODE_PRELOAD=none"}, more...)})
+	if err != nil {
+		return err
+	}
+	defer bare.close()
+	if r.passPre, r.passBare, err = h.warmPass(ctx, p, bare); err != nil {
 		return err
 	}
 
@@ -168,18 +180,7 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 	p.close()
 
 	// Baselines in the same run: preload off; no spare.
-	bare, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: -1, env: []string{"CODEMODE_PRELOAD=none"}})
-	if err != nil {
-		return err
-	}
-	if err := bare.py(ctx, "main", "pass", nil); err != nil {
-		bare.close()
-		return err
-	}
 	err = first(bare, "data", &r.firstCallNoPre, false)
-	if err == nil {
-		r.passBare, err = h.warmPass(ctx, bare)
-	}
 	bare.close()
 	if err != nil {
 		return err
@@ -224,27 +225,32 @@ func (h *harness) tenSessions(ctx context.Context, p *cmProc, prefix string) (sa
 	return out, nil
 }
 
-// warmPass is the p50 of warm `pass` calls in one session, per round.
-func (h *harness) warmPass(ctx context.Context, p *cmProc) (sample, error) {
+// warmPass is the p50 of warm `pass` calls in one session of a and one of
+// b, per round, the rounds alternating so both see the same machine.
+func (h *harness) warmPass(ctx context.Context, a, b *cmProc) (sample, sample, error) {
 	pass := map[string]any{"code": "pass", "session": "main"}
-	for range 20 {
-		if _, _, err := p.call(ctx, pass); err != nil {
-			return nil, fmt.Errorf("warm-up calls: %w", err)
-		}
-	}
-	var out sample
-	for range h.reps {
-		var durs []time.Duration
-		for range warmCalls {
-			_, d, err := p.call(ctx, pass)
-			if err != nil {
-				return nil, fmt.Errorf("warm calls: %w", err)
+	for _, p := range []*cmProc{a, b} {
+		for range 20 {
+			if _, _, err := p.call(ctx, pass); err != nil {
+				return nil, nil, fmt.Errorf("warm-up calls: %w", err)
 			}
-			durs = append(durs, d)
 		}
-		out = append(out, ms(durs).pct(0.5))
 	}
-	return out, nil
+	var out [2]sample
+	for range h.reps {
+		for i, p := range []*cmProc{a, b} {
+			var durs []time.Duration
+			for range warmCalls {
+				_, d, err := p.call(ctx, pass)
+				if err != nil {
+					return nil, nil, fmt.Errorf("warm calls: %w", err)
+				}
+				durs = append(durs, d)
+			}
+			out[i] = append(out[i], ms(durs).pct(0.5))
+		}
+	}
+	return out[0], out[1], nil
 }
 
 func (rs warmResults) goals() []goal {
