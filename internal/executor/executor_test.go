@@ -73,6 +73,25 @@ func TestSparesArePreloaded(t *testing.T) {
 	}
 }
 
+// TestPreloadLeavesNoTrace: preloading matplotlib builds font caches; they
+// go to /tmp, so the session's /workspace starts empty and its environment
+// is the sandbox's own.
+func TestPreloadLeavesNoTrace(t *testing.T) {
+	m := newManager(t, Options{Spares: 1, PreloadModules: []string{"matplotlib.pyplot"}})
+	waitSpares(t, m, 1)
+	r := run(t, m, "a", "import os, sys\nprint('matplotlib.pyplot' in sys.modules, sys.modules.get('matplotlib') and sys.modules['matplotlib'].get_backend())\n"+
+		"print(os.listdir('/workspace'), sorted(k for k in os.environ if k.startswith(('MPL', 'XDG'))))")
+	if r.Status != StatusSuccess {
+		t.Fatalf("%+v", r)
+	}
+	if stdout(r) == "False None\n[] []" {
+		t.Skip("matplotlib is not installed for the sandbox's python")
+	}
+	if want := "True agg\n[] ['MPLBACKEND']"; stdout(r) != want {
+		t.Fatalf("after preloading matplotlib: %q, want %q", stdout(r), want)
+	}
+}
+
 func waitSpares(t testing.TB, m *Manager, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -160,11 +160,6 @@ func baseEnv() []string {
 		"TMPDIR=/tmp",
 		"LANG=C.UTF-8",
 		"MPLBACKEND=Agg",
-		// Caches (matplotlib's and fontconfig's font lists, built when
-		// matplotlib is first imported, by a preloading spare too) stay out
-		// of the user's /workspace.
-		"MPLCONFIGDIR=/tmp/matplotlib",
-		"XDG_CACHE_HOME=/tmp/cache",
 	}
 }
 

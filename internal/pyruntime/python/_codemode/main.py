@@ -14,6 +14,7 @@ import threading
 from . import cell, display, output, rpc, wire
 
 _STDIN, _STDOUT = 0, 1
+_PRELOAD_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache"}
 
 
 class Session:
@@ -62,6 +63,12 @@ class Session:
             return
         import importlib
 
+        # The caches these imports build (matplotlib's font list, and
+        # fontconfig's, written by the fc-list it runs) go to /tmp, so the
+        # session's /workspace starts empty; the environment is restored.
+        env = {k: os.environ.get(k) for k in _PRELOAD_ENV}
+        for k, v in _PRELOAD_ENV.items():
+            os.environ.setdefault(k, v)
         saved = os.dup(1), os.dup(2)
         os.dup2(self.diagnostics, 1)
         os.dup2(self.diagnostics, 2)
@@ -82,6 +89,11 @@ class Session:
             os.dup2(saved[1], 2)
             os.close(saved[0])
             os.close(saved[1])
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def serve(self):
         threading.Thread(target=self._read_channel, name="codemode-channel", daemon=True).start()
