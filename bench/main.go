@@ -8,7 +8,9 @@
 //  2. one multi-step task done as direct tool calls and as one run_python;
 //  3. latency and throughput per sandbox backend;
 //  4. memory;
-//  5. the scale curve with up to 100 servers and 5,000 synthetic tools.
+//  5. the scale curve with up to 100 servers and 5,000 synthetic tools;
+//  6. warm sessions: preloaded data packages, spares, ten sessions back to
+//     back, memory per pandas session, proxied calls to server-everything.
 //
 // Run it with `make bench` (scripts/bench.sh), which installs what it needs
 // first. See BENCHMARKS.md for the latest report.
@@ -40,8 +42,11 @@ type harness struct {
 	reps        int
 
 	// container backends
-	image      string
-	runsc      string
+	image string
+	runsc string
+	// rootfs is the native backend's root with the data packages (the
+	// image's tree), for the warm-sessions section.
+	rootfs     string
 	dockerCLI  string
 	dockerHost string
 
@@ -77,7 +82,7 @@ func main() {
 	}
 }
 
-var sectionNames = []string{"context", "task", "backends", "scale"}
+var sectionNames = []string{"context", "task", "backends", "scale", "warm"}
 
 // errSectionsFailed ends a run whose report is out but incomplete.
 var errSectionsFailed = errors.New("some sections failed (see the report)")
@@ -115,6 +120,7 @@ func run(o options) error {
 	env := readEnvFile(filepath.Join(h.repo, ".cache", "testdeps", "env"))
 	h.image = orDefault(o.image, env["CODEMODE_TEST_IMAGE"])
 	h.runsc = orDefault(o.runsc, env["CODEMODE_TEST_RUNSC"])
+	h.rootfs = env["CODEMODE_TEST_ROOTFS"]
 	h.dockerHost = orDefault(o.dockerHost, env["DOCKER_HOST"])
 	h.dockerCLI = "/usr/bin/docker" // Debian's client; /usr/local/bin/docker may be a newer CLI
 	if docker := strings.Fields(env["CODEMODE_TEST_DOCKER"]); len(docker) > 0 {
@@ -156,6 +162,13 @@ func run(o options) error {
 			return rs, nil
 		}},
 		{"scale", func() (result, error) { return h.scale(ctx, o.scaleServers, o.scaleTools) }},
+		{"warm", func() (result, error) {
+			rs := h.warm(ctx, splitList(o.backends))
+			for _, r := range rs {
+				failed = failed || r.failed
+			}
+			return rs, nil
+		}},
 	} {
 		if !want[s.name] {
 			continue

@@ -154,6 +154,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	}
+	if s.Spares > 0 {
+		info.Preload = s.Preload // only spares preload
+	}
 	// Filled by Serve: a one-off run has no use for the list.
 	packages := &packageList{}
 	// The manual as it stands: the policy in force and, once known, the
@@ -194,7 +197,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Backend: backend, Limits: limits, Python: s.Python,
 		DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout, InterruptGrace: s.InterruptGrace,
 		IdleTimeout: s.IdleTimeout, MaxSessions: s.MaxSessions, OutputLimit: s.OutputLimit,
-		MaxClientSessions: s.MaxClientSessions, Spares: s.Spares,
+		MaxClientSessions: s.MaxClientSessions, Spares: s.Spares, PreloadModules: s.Preload,
 		BootConfig: bootConfig, Logger: log,
 		Router:      mux,
 		CallContext: gate.WithRun,

@@ -71,6 +71,10 @@ type Options struct {
 	Images artifacts.Budget
 	// Spares is how many interpreters are kept started ahead of need.
 	Spares int
+	// Preload are modules a spare imports before it is handed out. An
+	// interpreter started for a waiting call skips them: the call would
+	// wait for the imports.
+	PreloadModules []string
 	// Observer learns of sandbox starts and exits (nil: none).
 	Observer Observer
 	Logger   *slog.Logger
@@ -652,7 +656,7 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 	span.SetAttributes(attrSource.String("cold"))
 	start := time.Now()
 	sctx, sspan := tracer(ctx).Start(ctx, "sandbox start")
-	in, bound, err := m.newInterpreter(sctx, s.key.name)
+	in, bound, err := m.newInterpreter(sctx, s.key.name, nil)
 	endSpan(sspan, err)
 	if err != nil {
 		span.SetStatus(codes.Error, "sandbox start failed")
@@ -668,7 +672,7 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 
 // newInterpreter starts a sandboxed interpreter; RPCs of its code go to
 // whatever session bound points at.
-func (m *Manager) newInterpreter(ctx context.Context, label string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
+func (m *Manager) newInterpreter(ctx context.Context, label string, preload []string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
 	id := newID()
 	bound := new(atomic.Pointer[session])
 	in, err := interpreter.Start(ctx, interpreter.Options{
@@ -679,10 +683,11 @@ func (m *Manager) newInterpreter(ctx context.Context, label string) (*interprete
 			Mounts: m.opts.Mounts,
 			Labels: map[string]string{"codemode.session": label},
 		},
-		Python: m.opts.Python,
-		Config: m.bootConfig(),
-		RPC:    m.route(bound, id),
-		Logger: m.log,
+		Python:  m.opts.Python,
+		Config:  m.bootConfig(),
+		Preload: preload,
+		RPC:     m.route(bound, id),
+		Logger:  m.log,
 	})
 	return in, bound, err
 }
@@ -738,7 +743,7 @@ func (m *Manager) refillSpares() {
 		go func() {
 			defer m.wg.Done()
 			start := time.Now()
-			in, bound, err := m.newInterpreter(context.Background(), "spare")
+			in, bound, err := m.newInterpreter(context.Background(), "spare", m.opts.PreloadModules)
 			if err == nil && m.opts.Observer != nil {
 				m.opts.Observer.SandboxStarted(true, time.Since(start))
 			}

@@ -56,6 +56,43 @@ func TestSpareIsClaimedAndReplaced(t *testing.T) {
 	}
 }
 
+// TestSparesArePreloaded: a session handed a spare finds the preload
+// modules imported (and one not installed skipped), while an interpreter
+// started for a waiting call does not import them: that call would wait.
+func TestSparesArePreloaded(t *testing.T) {
+	m := newManager(t, Options{Spares: 1, PreloadModules: []string{"colorsys", "no_such_module_cm"}})
+	waitSpares(t, m, 1)
+	check := "import sys; print('colorsys' in sys.modules, 'no_such_module_cm' in sys.modules)"
+	r := run(t, m, "a", check)
+	if r.Status != StatusSuccess || stdout(r) != "True False" || len(r.Stderr.Lines()) != 0 {
+		t.Fatalf("first call of a session given a spare: %+v", r)
+	}
+	bare := newManager(t, Options{PreloadModules: []string{"colorsys"}})
+	r = run(t, bare, "a", check)
+	if r.Status != StatusSuccess || stdout(r) != "False False" {
+		t.Fatalf("an interpreter started for a waiting call preloaded: %+v", r)
+	}
+}
+
+// TestPreloadLeavesNoTrace: preloading matplotlib builds font caches; they
+// go to /tmp, so the session's /workspace starts empty and its environment
+// is the sandbox's own.
+func TestPreloadLeavesNoTrace(t *testing.T) {
+	m := newManager(t, Options{Spares: 1, PreloadModules: []string{"matplotlib.pyplot"}})
+	waitSpares(t, m, 1)
+	r := run(t, m, "a", "import os, sys\nprint('matplotlib.pyplot' in sys.modules, sys.modules.get('matplotlib') and sys.modules['matplotlib'].get_backend())\n"+
+		"print(os.listdir('/workspace'), sorted(k for k in os.environ if k.startswith(('MPL', 'XDG'))))")
+	if r.Status != StatusSuccess {
+		t.Fatalf("%+v", r)
+	}
+	if stdout(r) == "False None\n[] []" {
+		t.Skip("matplotlib is not installed for the sandbox's python")
+	}
+	if want := "True agg\n[] ['MPLBACKEND']"; stdout(r) != want {
+		t.Fatalf("after preloading matplotlib: %q, want %q", stdout(r), want)
+	}
+}
+
 func waitSpares(t testing.TB, m *Manager, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

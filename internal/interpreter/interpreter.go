@@ -49,6 +49,10 @@ type Options struct {
 	Env []string
 	// Config is passed to the runtime as its boot configuration.
 	Config jsontext.Value
+	// Preload are modules the runtime imports before it is ready (those not
+	// installed are skipped), so the session's first import of them is a
+	// dictionary lookup. They lengthen the start by their import time.
+	Preload []string
 	// MaxFrame bounds frames from the sandbox (default wire.DefaultMaxPayload).
 	MaxFrame int
 	// BootTimeout bounds the wait for the runtime's ready message.
@@ -123,7 +127,7 @@ func Start(ctx context.Context, opts Options) (_ *Interpreter, err error) {
 	}()
 	go in.logDiagnostics()
 	boot := wire.Boot{Type: wire.TypeBoot, Modules: bundle.Modules, Package: bundle.Packages,
-		Entry: pyruntime.Entry, Config: opts.Config}
+		Entry: pyruntime.Entry, Config: opts.Config, Preload: opts.Preload}
 	if err := in.w.WriteMessage(boot); err != nil {
 		return nil, fmt.Errorf("sending boot frame: %w", err)
 	}

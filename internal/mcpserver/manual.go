@@ -41,6 +41,7 @@ type ManualInfo struct {
 	Policy         string             // one line on the policy over tool calls ("" = none)
 	Packages       string             // the importable Python distributions, "name version, ..." ("" = not known yet)
 	DataDir        string             // "" (none), "read-only" or "read-write": a host directory at /workspace/data
+	Preload        []string           // modules a new session finds imported when it starts from a spare
 }
 
 // Manual renders the capabilities document: the resource body and the text
@@ -74,6 +75,9 @@ func Manual(m ManualInfo) string {
 	}
 	if m.Packages != "" {
 		p("- Python packages installed: %s.\n", m.Packages)
+	}
+	if len(m.Preload) > 0 {
+		p("- Already imported in a new session (when installed), so importing them costs nothing: %s.\n", strings.Join(m.Preload, ", "))
 	}
 	p("- Files written under `/workspace/out` (or passed to `publish(path)`) come back to the client as resource links.\n")
 	for _, pr := range m.Backend.Protections {

@@ -21,13 +21,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func toolsServer(t *testing.T) serverconfig.Server {
+func toolsServer(t testing.TB) serverconfig.Server {
 	self, _ := os.Executable()
 	return serverconfig.Server{Name: "my-tools", Description: "test tools", Transport: serverconfig.TransportStdio,
 		Command: self, Env: map[string]string{downstreamtest.EnvVar: "tools"}}
 }
 
-func newProxy(t *testing.T, cacheDir string, servers ...serverconfig.Server) *Proxy {
+func newProxy(t testing.TB, cacheDir string, servers ...serverconfig.Server) *Proxy {
 	pool := downstream.New(downstream.Options{Servers: servers, BaseEnv: []string{"PATH=" + os.Getenv("PATH")}})
 	t.Cleanup(pool.Close)
 	px := New(Options{Servers: servers, Pool: pool, Catalog: tooldocs.NewCatalog(nil), CacheDir: cacheDir})

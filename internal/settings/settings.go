@@ -54,6 +54,7 @@ type Settings struct {
 	IdleTimeout        time.Duration
 	MaxSessions        int
 	Spares             int
+	Preload            []string // modules a spare interpreter imports before it is handed out
 	MemoryBytes        int64
 	PIDs               int
 	CPUs               float64
@@ -198,6 +199,8 @@ func declare(backends []Choice) []setting {
 			doc: "concurrent sessions (sandboxes) allowed", apply: func(s *Settings, v any) { s.MaxSessions = v.(int) }},
 		{name: "spares", group: GroupSessions, env: []string{"CODEMODE_SPARES"}, def: "1", kind: kInt,
 			doc: "interpreters kept started ahead of need, so a new session starts at once", apply: func(s *Settings, v any) { s.Spares = v.(int) }},
+		{name: "preload", group: GroupSessions, env: []string{"CODEMODE_PRELOAD"}, def: "numpy,pandas,matplotlib.pyplot", kind: kString,
+			doc: "modules a spare interpreter imports before a session gets it, comma-separated; those not installed are skipped (none = no preload)", apply: func(s *Settings, v any) { s.Preload = preloadList(v.(string)) }},
 		{name: "memory", group: GroupSandbox, env: []string{"CODEMODE_MEMORY", "MCP_BRIDGE_MEMORY"}, def: "512m", kind: kBytes,
 			doc: "memory limit per session", apply: func(s *Settings, v any) { s.MemoryBytes = v.(int64) }},
 		{name: "pids", group: GroupSandbox, env: []string{"CODEMODE_PIDS", "MCP_BRIDGE_PIDS"}, def: "128", kind: kInt,
@@ -398,6 +401,15 @@ func (r Registry) Load(flags map[string]string, env Env) (Settings, []Source, er
 }
 
 // splitList reads a comma-separated list, dropping empty items.
+// preloadList reads the preload setting: "none" turns it off (an empty
+// variable means unset, as everywhere).
+func preloadList(s string) []string {
+	if strings.EqualFold(strings.TrimSpace(s), "none") {
+		return nil
+	}
+	return splitList(s)
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, item := range strings.Split(s, ",") {

@@ -168,3 +168,27 @@ func TestCatalogList(t *testing.T) {
 		}
 	}
 }
+
+func TestPreloadList(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string // "" = unset
+		want []string
+	}{
+		{"", []string{"numpy", "pandas", "matplotlib.pyplot"}},
+		{"none", nil},
+		{" None ", nil},
+		{"polars, ,scipy.stats", []string{"polars", "scipy.stats"}},
+	} {
+		vars := map[string]string{}
+		if tt.raw != "" {
+			vars["CODEMODE_PRELOAD"] = tt.raw
+		}
+		s, _, err := load(nil, Env{Home: "/h", Vars: vars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(s.Preload, "|") != strings.Join(tt.want, "|") || len(s.Preload) != len(tt.want) {
+			t.Errorf("CODEMODE_PRELOAD=%q: preload %q, want %q", tt.raw, s.Preload, tt.want)
+		}
+	}
+}

@@ -33,6 +33,8 @@ type Boot struct {
 	Package []string          `json:"packages"` // names in Modules that are packages
 	Entry   string            `json:"entry"`    // module whose main() takes over
 	Config  jsontext.Value    `json:"config,omitempty"`
+	// Preload lists modules the runtime imports before it reports ready.
+	Preload []string `json:"preload,omitempty"`
 }
 
 // Exec asks the runtime to run one cell of user code.

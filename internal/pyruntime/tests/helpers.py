@@ -40,14 +40,20 @@ def frame(kind, payload):
 class Booted:
     """A runtime started with the real bootstrap over pipes."""
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, preload=None, pythonpath=None):
         with open(os.path.join(ROOT, "bootstrap.py")) as f:
             bootstrap = f.read()
-        self.proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", bootstrap],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # -I ignores PYTHONPATH: a test that needs its own modules drops it.
+        args, env = [sys.executable, "-I", "-B", "-c", bootstrap], None
+        if pythonpath:
+            args, env = [sys.executable, "-B", "-c", bootstrap], dict(os.environ, PYTHONPATH=pythonpath)
+        self.proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         modules, packages = load_bundle()
-        self.send({"type": "boot", "modules": modules, "packages": packages,
-                   "entry": "_codemode.main", "config": config or {"manual": "MANUAL"}})
+        boot = {"type": "boot", "modules": modules, "packages": packages,
+                "entry": "_codemode.main", "config": config or {"manual": "MANUAL"}}
+        if preload:
+            boot["preload"] = preload
+        self.send(boot)
         self.next_id = 0
         self.ready = self.read_message()
 
@@ -86,7 +92,18 @@ class Booted:
                     on_message(self, msg)
 
     def close(self):
+        if self.proc.stdin.closed:
+            return
         self.proc.stdin.close()
         self.proc.wait(timeout=10)
         self.proc.stdout.close()
         self.proc.stderr.close()
+
+    def stop_and_read_stderr(self):
+        """End the runtime and return what it wrote to its own stderr (the host's log)."""
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+        data = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return data

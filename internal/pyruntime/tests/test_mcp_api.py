@@ -161,5 +161,34 @@ class MCPAPITest(unittest.TestCase):
         self.assertEqual((done["status"], out), ("ok", b"[0, 1, 2, 3, 4, 5, 6, 7]\n"), err)
 
 
+    def test_awaited_call_waits_directly_only_when_alone(self):
+        # A lone awaited call skips the event loop's wake-up; anything else
+        # the loop could run (another task, a timer) keeps the loop in charge.
+        out = self.run_ok("import asyncio\nfrom _codemode import rpc\nloop = asyncio.get_running_loop()\n"
+                          "alone = lambda: rpc._alone(asyncio.get_running_loop(), asyncio)\n"
+                          "print(alone())\n"
+                          "async def other(): return alone()\n"
+                          "print(await asyncio.gather(other(), other()))\n"
+                          "h = loop.call_later(60, print)\nprint(alone())\nh.cancel()\n"
+                          "async def timed(): return await asyncio.wait_for(mcp_files.read(i=1), 5)\n"
+                          "print((await timed()).data['echo']['arguments'])")
+        self.assertEqual(out, "True\n[False, False]\nFalse\n{'i': 1}\n")
+
+    def test_interrupt_of_a_lone_awaited_call(self):
+        import threading
+        import time
+
+        rt = self.rt
+
+        def never_answer(rt, msg):
+            threading.Timer(0.3, lambda: rt.send({"type": "interrupt", "id": rt.next_id})).start()
+
+        started = time.monotonic()
+        done, _, err = rt.run("await mcp_files.read(i=1)", on_message=never_answer)
+        self.assertEqual(done["status"], "interrupted", err)
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertEqual(self.run_ok("print((await mcp_files.read(i=2)).data['echo']['arguments'])"), "{'i': 2}\n")
+
+
 if __name__ == "__main__":
     unittest.main()

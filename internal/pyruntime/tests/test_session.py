@@ -96,5 +96,44 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(out, b"7\n")
 
 
+
+class PreloadTest(unittest.TestCase):
+    """Modules named in the boot frame are imported before the ready message."""
+
+    def boot(self, preload):
+        rt = helpers.Booted(preload=preload)
+        self.addCleanup(rt.close)
+        return rt
+
+    def test_preloaded_module_is_imported_at_the_first_call(self):
+        rt = self.boot(["colorsys", "xml.dom.minidom"])
+        done, out, err = rt.run("import sys; print('colorsys' in sys.modules, 'xml.dom.minidom' in sys.modules)")
+        self.assertEqual(done["status"], "ok", err)
+        self.assertEqual(out, b"True True\n")
+
+    def test_missing_modules_are_skipped_quietly(self):
+        rt = self.boot(["no_such_module_cm", "colorsys.no_such_sub", "colorsys"])
+        done, out, err = rt.run("import sys; print('no_such_module_cm' in sys.modules, 'colorsys' in sys.modules)")
+        self.assertEqual(done["status"], "ok", err)
+        self.assertEqual((out, err), (b"False True\n", b""))
+
+    def test_what_an_import_prints_never_reaches_a_cell(self):
+        # A module that prints on import and then fails.
+        import os
+        import tempfile
+
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "chatty_cm.py"), "w") as f:
+            f.write("import os, sys\nprint('hello')\nos.write(2, b'raw\\n')\nraise ValueError('broken')\n")
+        rt = helpers.Booted(config={"manual": "M"}, preload=["chatty_cm"], pythonpath=d)
+        self.addCleanup(rt.close)
+        done, out, err = rt.run("print('cell')")
+        self.assertEqual((done["status"], out, err), ("ok", b"cell\n", b""))
+        diag = rt.stop_and_read_stderr()
+        self.assertIn(b"hello", diag)
+        self.assertIn(b"raw", diag)
+        self.assertIn(b"ValueError", diag)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -14,6 +14,7 @@ import threading
 from . import cell, display, output, rpc, wire
 
 _STDIN, _STDOUT = 0, 1
+_PRELOAD_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache"}
 
 
 class Session:
@@ -52,6 +53,47 @@ class Session:
         import warnings
 
         warnings.filterwarnings("ignore", message=".*non-interactive.*")
+
+    def preload(self, modules):
+        """Import modules before the host gets this interpreter, so the
+        session's first import of them is a dictionary lookup. A module that
+        is not installed is skipped without a word; what an import prints,
+        and any other failure, goes to the host's log, never to a cell."""
+        if not modules:
+            return
+        import importlib
+
+        # The caches these imports build (matplotlib's font list, and
+        # fontconfig's, written by the fc-list it runs) go to /tmp, so the
+        # session's /workspace starts empty; the environment is restored.
+        env = {k: os.environ.get(k) for k in _PRELOAD_ENV}
+        for k, v in _PRELOAD_ENV.items():
+            os.environ.setdefault(k, v)
+        saved = os.dup(1), os.dup(2)
+        os.dup2(self.diagnostics, 1)
+        os.dup2(self.diagnostics, 2)
+        try:
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except ModuleNotFoundError as exc:
+                    if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
+                        continue  # not installed
+                    sys.stderr.write("codemode runtime: preloading %s: %r\n" % (name, exc))
+                except Exception as exc:
+                    sys.stderr.write("codemode runtime: preloading %s: %r\n" % (name, exc))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def serve(self):
         threading.Thread(target=self._read_channel, name="codemode-channel", daemon=True).start()
@@ -145,5 +187,7 @@ class Session:
         os._exit(0)
 
 
-def main(config):
-    Session(config).serve()
+def main(config, preload=()):
+    session = Session(config)
+    session.preload(preload)
+    session.serve()

@@ -30,6 +30,28 @@ def _error(msg):
     return MCPError(err.get("message", "RPC failed"), err.get("server"), err.get("tool"), err.get("kind"))
 
 
+def _settle(fut, msg):
+    if fut.done():
+        return
+    if msg.get("ok"):
+        fut.set_result(msg.get("result"))
+    else:
+        fut.set_exception(_error(msg))
+
+
+def _alone(loop, asyncio):
+    """Whether the running task is the only thing the loop could run until
+    an RPC's answer arrives: no other task, no callback ready or timed, no
+    file descriptor watched but the loop's own wake-up pipe. A loop of
+    another implementation (no such attributes) is never alone."""
+    try:
+        if loop._ready or loop._scheduled or len(loop._selector.get_map()) > 1:
+            return False
+    except AttributeError:
+        return False
+    return len(asyncio.all_tasks(loop)) == 1
+
+
 class Client:
     def __init__(self, channel):
         self._channel = channel
@@ -80,17 +102,16 @@ class Client:
         import asyncio
 
         loop = asyncio.get_running_loop()
+        if _alone(loop, asyncio):
+            # Nothing else in the loop can run before the answer, so wait as
+            # synchronous code does: the channel thread wakes this thread
+            # directly instead of through the loop's self-pipe and a turn of
+            # the loop (the asyncio-to-thread hop, tens of microseconds).
+            return self.call(method, params)
         fut = loop.create_future()
 
         def on_reply(msg):
-            def settle():
-                if fut.done():
-                    return
-                if msg.get("ok"):
-                    fut.set_result(msg.get("result"))
-                else:
-                    fut.set_exception(_error(msg))
-            loop.call_soon_threadsafe(settle)
+            loop.call_soon_threadsafe(_settle, fut, msg)
 
         rid = self._send(method, params, on_reply)
         try:
