@@ -1,0 +1,54 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/codemode/codemode/internal/egress"
+	"github.com/codemode/codemode/internal/executor"
+	"github.com/codemode/codemode/internal/hostrpc"
+	"github.com/codemode/codemode/internal/settings"
+)
+
+// newEgress builds the egress proxy the settings ask for; nil when nothing
+// is allowed (sandboxes keep no network at all). Secrets take their values
+// from codemode's own environment.
+func newEgress(s settings.Settings, environ []string, g *guard, log *slog.Logger) (*egress.Proxy, error) {
+	if len(s.EgressAllow) == 0 {
+		if len(s.EgressSecrets) > 0 {
+			return nil, fmt.Errorf("egress-secret: no host is on the egress allow-list (--egress-allow), so no secret could be used")
+		}
+		return nil, nil
+	}
+	allow, err := egress.ParseList(s.EgressAllow)
+	if err != nil {
+		return nil, fmt.Errorf("egress-allow: %w", err)
+	}
+	var secrets []egress.Secret
+	for _, item := range s.EgressSecrets {
+		sec, err := egress.ParseSecret(item, lookupIn(environ))
+		if err != nil {
+			return nil, err
+		}
+		secrets = append(secrets, sec)
+	}
+	opts := egress.Options{Allow: allow, Secrets: secrets, Logger: log.With("component", "egress"),
+		Limits: egress.Limits{Requests: int64(s.EgressMaxRequests), Bytes: s.EgressMaxBytes}}
+	if g != nil {
+		opts.Governor = g.Gate
+	}
+	p, err := egress.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("egress allowed", "hosts", allow.Patterns(), "secrets", len(secrets))
+	return p, nil
+}
+
+// network adapts the proxy to the executor's Network.
+type network struct{ p *egress.Proxy }
+
+func (n network) Attach(ctx context.Context, sandboxID string, whose func() (context.Context, hostrpc.Caller, bool)) (executor.NetworkLink, error) {
+	return n.p.Attach(ctx, sandboxID, whose)
+}
