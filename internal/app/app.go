@@ -191,7 +191,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		mounts = append(mounts, sandbox.Mount{Source: s.DataDir, Target: "/workspace/data", Writable: s.DataWritable})
 	}
-	egressProxy, err := newEgress(s, in.Environ, guard, log)
+	egressProxy, err := newEgress(s, in.Environ, backend, guard, log)
 	if err != nil {
 		guard.Close()
 		return nil, err

@@ -8,18 +8,24 @@ import (
 	"github.com/codemode/codemode/internal/egress"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/hostrpc"
+	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/settings"
 )
 
 // newEgress builds the egress proxy the settings ask for; nil when nothing
 // is allowed (sandboxes keep no network at all). Secrets take their values
 // from codemode's own environment.
-func newEgress(s settings.Settings, environ []string, g *guard, log *slog.Logger) (*egress.Proxy, error) {
+func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g *guard, log *slog.Logger) (*egress.Proxy, error) {
 	if len(s.EgressAllow) == 0 {
 		if len(s.EgressSecrets) > 0 {
 			return nil, fmt.Errorf("egress-secret: no host is on the egress allow-list (--egress-allow), so no secret could be used")
 		}
 		return nil, nil
+	}
+	if eb, ok := backend.(egressBlocker); ok {
+		if why := eb.EgressBlocker(); why != "" {
+			return nil, fmt.Errorf("egress-allow: the %s backend cannot carry egress: %s; use the native, podman or docker backend", backend.Name(), why)
+		}
 	}
 	allow, err := egress.ParseList(s.EgressAllow)
 	if err != nil {
@@ -45,6 +51,10 @@ func newEgress(s settings.Settings, environ []string, g *guard, log *slog.Logger
 	log.Info("egress allowed", "hosts", allow.Patterns(), "secrets", len(secrets))
 	return p, nil
 }
+
+// egressBlocker is a backend whose sandboxes may be unable to reach the
+// proxy (container.Backend under gVisor).
+type egressBlocker interface{ EgressBlocker() string }
 
 // network adapts the proxy to the executor's Network.
 type network struct{ p *egress.Proxy }
