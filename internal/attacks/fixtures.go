@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,14 @@ import (
 // secretEnv is the variable planted in codemode's own environment; no
 // sandbox and no downstream server may ever see it.
 const secretEnv = "CODEMODE_ATTACK_SECRET"
+
+// The egress secret: its placeholder is in every sandbox's environment,
+// and it is bound to a host that does not exist, so no request may ever
+// carry its real value back.
+const (
+	egressSecretEnv  = "CODEMODE_ATTACK_EGRESS_TOKEN"
+	egressSecretHost = "secret.invalid"
+)
 
 // upstreamName is the fixture MCP server's name in the planted config.
 const upstreamName = "fixture"
@@ -46,6 +55,11 @@ type fixtures struct {
 
 	tcpPort, udpPort int
 	abstract         string
+	// egressPort is the loopback HTTP server on the egress allow-list; it
+	// answers with what it received (host, credentials), so attacks see
+	// what the proxy let through.
+	egressPort       int
+	egressToken      string // the real value of the egress secret (never in output)
 	tcpHits, udpHits atomic.Int64
 	abstractHits     atomic.Int64
 	closers          []func()
@@ -164,6 +178,7 @@ func (f *fixtures) plant() error {
 		return err
 	}
 
+	f.egressToken = f.secret("the real value of an egress secret")
 	f.victimKey = token("victim-notes-")
 	f.victimFiles = []string{"/workspace/victim-secret.txt", "/tmp/victim-secret.txt", "/dev/shm/victim-secret.txt"}
 	return f.listen()
@@ -202,6 +217,17 @@ func (f *fixtures) listen() error {
 			c.Close()
 		}
 	}
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	f.egressPort = echo.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.MarshalWrite(w, map[string]string{"host": r.Host, "proxy_authorization": r.Header.Get("Proxy-Authorization"),
+			"authorization": r.Header.Get("Authorization"), "path": r.URL.RequestURI()})
+	})}
+	f.closers = append(f.closers, func() { srv.Close() })
+	go srv.Serve(echo)
 	f.wg.Add(3)
 	go accept(tcp, &f.tcpHits)
 	go accept(unix, &f.abstractHits)

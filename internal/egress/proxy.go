@@ -397,10 +397,10 @@ func (l *Link) forward(w http.ResponseWriter, r *http.Request, tunnel *Target) {
 	}
 	var out Outcome
 	defer func() { done(out) }()
-	out.Status, out.BytesIn, out.BytesOut, out.Err = l.roundTrip(w, r, scheme, t, tunnel != nil)
+	out.Status, out.BytesIn, out.BytesOut, out.Err = l.roundTrip(w, r, scheme, t)
 }
 
-func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, t Target, intercepted bool) (int, int64, int64, error) {
+func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, t Target) (int, int64, int64, error) {
 	up := r.Clone(r.Context())
 	up.RequestURI = ""
 	up.URL.Scheme, up.URL.Host = scheme, t.HostPort()
@@ -412,9 +412,7 @@ func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, 
 	}
 	up.Host = "" // the checked target, never a header the sandbox wrote
 	stripHop(up.Header)
-	if intercepted {
-		l.p.secrets.swap(up, t)
-	}
+	l.p.secrets.swap(up, t)
 	body := &counter{r: r.Body, limit: l.budget()}
 	if r.Body != nil && r.Body != http.NoBody {
 		up.Body = body
