@@ -172,6 +172,31 @@ type Link struct {
 	reqs   atomic.Int64
 	bytes  atomic.Int64
 	closed sync.Once
+
+	mu      sync.Mutex
+	tunnels map[net.Conn]bool // taken over from the server: Close ends them
+	done    bool
+}
+
+// track registers a connection the HTTP server no longer owns; false when
+// the link is closed already (the caller closes c).
+func (l *Link) track(c net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return false
+	}
+	if l.tunnels == nil {
+		l.tunnels = map[net.Conn]bool{}
+	}
+	l.tunnels[c] = true
+	return true
+}
+
+func (l *Link) untrack(c net.Conn) {
+	l.mu.Lock()
+	delete(l.tunnels, c)
+	l.mu.Unlock()
 }
 
 // Attach makes a link for a sandbox about to start. whose tells, at each
@@ -242,6 +267,12 @@ func (l *Link) Close() error {
 		if err := l.srv.Shutdown(ctx); err != nil {
 			l.srv.Close()
 		}
+		l.mu.Lock()
+		l.done = true
+		for c := range l.tunnels {
+			c.Close()
+		}
+		l.mu.Unlock()
 		os.RemoveAll(l.dir)
 	})
 	return nil
@@ -485,6 +516,11 @@ func (l *Link) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
+	if !l.track(conn) || !l.track(up) {
+		return
+	}
+	defer l.untrack(conn)
+	defer l.untrack(up)
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		out.Err = err
 		return

@@ -316,3 +316,26 @@ func TestSecrets(t *testing.T) {
 		})
 	})
 }
+
+// TestCloseEndsTunnels: a sandbox that ends leaves no tunnel open on the
+// host (the read below returns only because Close ended it).
+func TestCloseEndsTunnels(t *testing.T) {
+	e := setup(t, func(_, tls string) []string { return []string{"127.0.0.1:" + tls} }, nil)
+	c, err := net.Dial("unix", filepath.Join(e.link.dir, socketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	target := "127.0.0.1:" + port(t, e.tls)
+	io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n\r\n")
+	br := bufio.NewReader(c)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(line, "200") {
+		t.Fatalf("CONNECT answered %q, %v", line, err)
+	}
+	br.ReadString('\n') // the blank line ending the answer
+	e.link.Close()
+	if n, err := io.Copy(io.Discard, br); err != nil || n != 0 {
+		t.Fatalf("after Close the tunnel gave %d bytes, %v", n, err)
+	}
+}

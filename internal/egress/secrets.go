@@ -217,6 +217,11 @@ func (l *Link) intercept(w http.ResponseWriter, t Target) error {
 	if err != nil {
 		return err
 	}
+	if !l.track(conn) {
+		conn.Close()
+		return nil
+	}
+	defer l.untrack(conn)
 	if _, err := rw.WriteString("HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		conn.Close()
 		return err
