@@ -54,7 +54,8 @@ func tinyWheel(t *testing.T, name, version, source string) (file string, data []
 // servers standing in for the internet: what the allow-list names works
 // (urllib, curl, pip from a PEP 503 index, HTTPS with a secret swapped in),
 // what it does not is a 403 that says how to allow it, raw sockets find no
-// route, the policy governs each request and the audit log records it.
+// route, the policy governs each request (and allows the API host by its
+// [egress] table) and the audit log records it.
 func TestEgress(t *testing.T) {
 	const realToken = "e2e-real-token-9d2b"
 	wheelName, wheel := tinyWheel(t, "codemode_tinypkg", "0.1", "GREETING = 'installed from the loopback index'\n")
@@ -82,10 +83,12 @@ func TestEgress(t *testing.T) {
 	roots := filepath.Join(dir, "roots.pem")
 	os.WriteFile(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}), 0o644)
 	policyPath := filepath.Join(dir, "policy.toml")
-	os.WriteFile(policyPath, []byte("[[rules]]\nserver = \"net\"\nwhen = 'args.path == \"/forbidden\"'\ndecision = \"deny\"\nreason = \"not this path\"\n"), 0o644)
-	auditPath := filepath.Join(dir, "audit.jsonl")
 	hostOf := func(s *httptest.Server) string { u, _ := url.Parse(s.URL); return u.Host }
-	s := startServer(t, "CODEMODE_EGRESS_ALLOW="+hostOf(plain)+","+hostOf(api), "CODEMODE_EGRESS_SECRET=API_TOKEN="+hostOf(api),
+	// The plain server is allowed by the setting, the API by the policy file.
+	os.WriteFile(policyPath, []byte("[[rules]]\nserver = \"net\"\nwhen = 'args.path == \"/forbidden\"'\ndecision = \"deny\"\nreason = \"not this path\"\n"+
+		"[egress]\nallow = [\""+hostOf(api)+"\"]\n"), 0o644)
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	s := startServer(t, "CODEMODE_EGRESS_ALLOW="+hostOf(plain), "CODEMODE_EGRESS_SECRET=API_TOKEN="+hostOf(api),
 		"API_TOKEN="+realToken, "SSL_CERT_FILE="+roots, "CODEMODE_POLICY="+policyPath, "CODEMODE_AUDIT_LOG="+auditPath)
 
 	code := fmt.Sprintf(`

@@ -12,13 +12,19 @@ import (
 	"github.com/codemode/codemode/internal/settings"
 )
 
-// newEgress builds the egress proxy the settings ask for; nil when nothing
-// is allowed (sandboxes keep no network at all). Secrets take their values
-// from codemode's own environment.
+// newEgress builds the egress proxy the settings and the policy file ask
+// for; nil when neither allows anything at start (sandboxes keep no network
+// at all, and a reload cannot give them one). The policy's list follows the
+// file as it is reloaded. Secrets take their values from codemode's own
+// environment.
 func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g *guard, log *slog.Logger) (*egress.Proxy, error) {
-	if len(s.EgressAllow) == 0 {
+	var policyAllow func() *egress.List
+	if g != nil && g.store != nil {
+		policyAllow = func() *egress.List { return g.store.Current().EgressAllow() }
+	}
+	if len(s.EgressAllow) == 0 && (policyAllow == nil || policyAllow().Empty()) {
 		if len(s.EgressSecrets) > 0 {
-			return nil, fmt.Errorf("egress-secret: no host is on the egress allow-list (--egress-allow), so no secret could be used")
+			return nil, fmt.Errorf("egress-secret: no host is on the egress allow-list (--egress-allow or [egress] allow in the policy file), so no secret could be used")
 		}
 		return nil, nil
 	}
@@ -39,7 +45,7 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 		}
 		secrets = append(secrets, sec)
 	}
-	opts := egress.Options{Allow: allow, Secrets: secrets, Logger: log.With("component", "egress"),
+	opts := egress.Options{Allow: allow, PolicyAllow: policyAllow, Secrets: secrets, Logger: log.With("component", "egress"),
 		Limits: egress.Limits{Requests: int64(s.EgressMaxRequests), Bytes: s.EgressMaxBytes}}
 	if g != nil {
 		opts.Governor = g.Gate
@@ -48,7 +54,11 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 	if err != nil {
 		return nil, err
 	}
-	log.Info("egress allowed", "hosts", allow.Patterns(), "secrets", len(secrets))
+	hosts := allow.Patterns()
+	if policyAllow != nil {
+		hosts = append(hosts, policyAllow().Patterns()...)
+	}
+	log.Info("egress allowed", "hosts", hosts, "secrets", len(secrets))
 	return p, nil
 }
 

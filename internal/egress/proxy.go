@@ -76,11 +76,14 @@ type Limits struct {
 
 // Options configure a Proxy.
 type Options struct {
-	Allow    *List
-	Secrets  []Secret
-	Limits   Limits
-	Governor Governor // nil: the allow-list alone decides, nothing is recorded
-	Resolver Resolver // nil: net.DefaultResolver
+	Allow *List // the settings' allow-list
+	// PolicyAllow, if set, gives the policy file's allow-list in force
+	// ([egress] allow), which follows the file as it is reloaded.
+	PolicyAllow func() *List
+	Secrets     []Secret
+	Limits      Limits
+	Governor    Governor // nil: the allow-list alone decides, nothing is recorded
+	Resolver    Resolver // nil: net.DefaultResolver
 	// UpstreamRoots verifies upstream servers when TLS is intercepted
 	// (nil: the host's trust store).
 	UpstreamRoots *x509.CertPool
@@ -159,6 +162,16 @@ func (p *Proxy) Close() error {
 
 // Patterns are the allow-list's entries (for logs and the manual).
 func (p *Proxy) Patterns() []string { return p.opts.Allow.Patterns() }
+
+// allows reports whether the settings' list or the policy's names t.
+func (p *Proxy) allows(t Target) bool {
+	return p.opts.Allow.Allows(t) || (p.opts.PolicyAllow != nil && p.opts.PolicyAllow().Allows(t))
+}
+
+// addrAllowed reports whether either list lets a connection go to a.
+func (p *Proxy) addrAllowed(a netip.Addr, port int) bool {
+	return p.opts.Allow.AddrAllowed(a, port) || (p.opts.PolicyAllow != nil && p.opts.PolicyAllow().AddrAllowed(a, port))
+}
 
 // Link is one sandbox's way to the proxy: a socket directory to mount and
 // the environment that points clients at the relay.
@@ -334,7 +347,7 @@ func (l *Link) admit(ctx context.Context, host string, port int, method, path st
 		return refuse(refusedf("codemode egress: refused %q: %v", host, err))
 	}
 	req.Host = t.Host()
-	if !l.p.opts.Allow.Allows(t) {
+	if !l.p.allows(t) {
 		return refuse(notAllowed(t))
 	}
 	if lim := l.p.opts.Limits.Requests; lim > 0 && l.reqs.Add(1) > lim {
@@ -482,7 +495,7 @@ func (l *Link) connect(w http.ResponseWriter, r *http.Request) {
 	// A host with bound secrets is intercepted: each request inside is
 	// admitted on its own, so the tunnel itself is only checked against
 	// the allow-list.
-	if t, err := ParseTarget(host, port); err == nil && l.p.ca != nil && l.p.secrets.bound(t) && l.p.opts.Allow.Allows(t) {
+	if t, err := ParseTarget(host, port); err == nil && l.p.ca != nil && l.p.secrets.bound(t) && l.p.allows(t) {
 		if _, _, attached := l.whose(); attached {
 			if err := l.intercept(w, t); err != nil {
 				l.p.log.Debug("intercepted tunnel", "host", t.HostPort(), "error", err)
@@ -609,7 +622,7 @@ func (p *Proxy) dial(ctx context.Context, network, hostport string) (net.Conn, e
 	var errs []error
 	for _, a := range addrs {
 		a = a.Unmap()
-		if !p.opts.Allow.AddrAllowed(a, t.Port) {
+		if !p.addrAllowed(a, t.Port) {
 			errs = append(errs, refusedf("codemode egress: %s resolves to %s, a non-public address; only an IP or CIDR entry of the allow-list (e.g. --egress-allow %s) lets requests reach it",
 				t.Host(), a, suggestPattern(Target{Addr: a, Port: t.Port})))
 			continue
