@@ -156,6 +156,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		MemoryBytes: s.MemoryBytes, PIDs: s.PIDs, CPUs: s.CPUs, TmpBytes: s.TmpBytes, WorkspaceBytes: s.WorkspaceBytes,
 		Helpers: helpers, DataDir: dataDirMode(s), Policy: policyLine,
 	}
+	var egressProxy *egress.Proxy // set below; nil: no network
 	// Filled by Serve: a one-off run has no use for the list.
 	packages := &packageList{}
 	// The manual as it stands: the policy in force and, once known, the
@@ -166,6 +167,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 			info.Policy = guard.Summary()
 		}
 		info.Packages = packages.get()
+		if egressProxy != nil {
+			info.Egress = egressProxy.Patterns()
+		}
 		return mcpserver.Manual(info)
 	}
 	// Each new interpreter learns the servers, the policy and the manual as
@@ -191,7 +195,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		mounts = append(mounts, sandbox.Mount{Source: s.DataDir, Target: "/workspace/data", Writable: s.DataWritable})
 	}
-	egressProxy, err := newEgress(s, in.Environ, backend, guard, log)
+	egressProxy, err = newEgress(s, in.Environ, backend, guard, log)
 	if err != nil {
 		guard.Close()
 		return nil, err

@@ -54,11 +54,7 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 	if err != nil {
 		return nil, err
 	}
-	hosts := allow.Patterns()
-	if policyAllow != nil {
-		hosts = append(hosts, policyAllow().Patterns()...)
-	}
-	log.Info("egress allowed", "hosts", hosts, "secrets", len(secrets))
+	log.Info("egress allowed", "hosts", p.Patterns(), "secrets", len(secrets))
 	return p, nil
 }
 

@@ -160,8 +160,15 @@ func (p *Proxy) Close() error {
 	return os.RemoveAll(p.dir)
 }
 
-// Patterns are the allow-list's entries (for logs and the manual).
-func (p *Proxy) Patterns() []string { return p.opts.Allow.Patterns() }
+// Patterns are the allow-lists' entries in force, the settings' then the
+// policy's (for logs and the manual).
+func (p *Proxy) Patterns() []string {
+	out := p.opts.Allow.Patterns()
+	if p.opts.PolicyAllow != nil {
+		out = append(out, p.opts.PolicyAllow().Patterns()...)
+	}
+	return out
+}
 
 // allows reports whether the settings' list or the policy's names t.
 func (p *Proxy) allows(t Target) bool {
