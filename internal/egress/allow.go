@@ -239,6 +239,15 @@ func (l *List) Patterns() []string {
 // IP or CIDR pattern, a name must equal a name pattern or fall under a
 // wildcard.
 func (l *List) Allows(t Target) bool {
+	_, ok := l.Match(t)
+	return ok
+}
+
+// Match returns the first entry that allows t, as written.
+func (l *List) Match(t Target) (string, bool) {
+	if l == nil {
+		return "", false
+	}
 	for _, p := range l.patterns {
 		if !p.portMatches(t.Port) {
 			continue
@@ -246,18 +255,18 @@ func (l *List) Allows(t Target) bool {
 		switch {
 		case t.Name == "":
 			if p.prefix.IsValid() && p.prefix.Contains(t.Addr) {
-				return true
+				return p.raw, true
 			}
 		case p.prefix.IsValid():
 		case p.wildcard:
 			if strings.HasSuffix(t.Name, "."+p.name) {
-				return true
+				return p.raw, true
 			}
 		case p.name == t.Name:
-			return true
+			return p.raw, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // AddrAllowed reports whether a connection may go to a, an address t

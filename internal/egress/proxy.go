@@ -47,6 +47,7 @@ type Request struct {
 	Port   int
 	Method string // CONNECT for a tunnel
 	Path   string // "" for a tunnel
+	Entry  string // the allow-list entry that allowed the request, as written
 	// Refusal, when set, is why the proxy refused the request already (not
 	// on the allow-list, a limit, a malformed request): the Governor only
 	// records it.
@@ -170,9 +171,21 @@ func (p *Proxy) Patterns() []string {
 	return out
 }
 
-// allows reports whether the settings' list or the policy's names t.
+// match returns the entry of the settings' list or the policy's that
+// allows t.
+func (p *Proxy) match(t Target) (string, bool) {
+	if e, ok := p.opts.Allow.Match(t); ok {
+		return e, true
+	}
+	if p.opts.PolicyAllow != nil {
+		return p.opts.PolicyAllow().Match(t)
+	}
+	return "", false
+}
+
 func (p *Proxy) allows(t Target) bool {
-	return p.opts.Allow.Allows(t) || (p.opts.PolicyAllow != nil && p.opts.PolicyAllow().Allows(t))
+	_, ok := p.match(t)
+	return ok
 }
 
 // addrAllowed reports whether either list lets a connection go to a.
@@ -354,9 +367,11 @@ func (l *Link) admit(ctx context.Context, host string, port int, method, path st
 		return refuse(refusedf("codemode egress: refused %q: %v", host, err))
 	}
 	req.Host = t.Host()
-	if !l.p.allows(t) {
+	entry, ok := l.p.match(t)
+	if !ok {
 		return refuse(notAllowed(t))
 	}
+	req.Entry = entry
 	if lim := l.p.opts.Limits.Requests; lim > 0 && l.reqs.Add(1) > lim {
 		return refuse(refusedf("codemode egress: this session has made its %d requests (egress request limit; reset the session or raise --egress-max-requests)", lim))
 	}

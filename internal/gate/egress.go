@@ -27,7 +27,8 @@ const EgressUnlisted = "(not allowed)"
 // to a host on the allow-list as it decides a tool call (server "net", tool
 // the host, args {method, path, port}), asking a human when it says ask;
 // each request is one audit record of kind egress, with its bytes, and is
-// counted by EgressObserve.
+// counted by EgressObserve under the allow-list entry that allowed it (so
+// a wildcard cannot mint a series per name).
 func (g *Gate) Govern(ctx context.Context, r egress.Request) (func(egress.Outcome), error) {
 	start := time.Now()
 	argsJSON, _ := jsonv2.Marshal(map[string]any{"method": r.Method, "path": r.Path, "port": r.Port}, jsonv2.Deterministic(true))
@@ -62,7 +63,7 @@ func (g *Gate) Govern(ctx context.Context, r egress.Request) (func(egress.Outcom
 	refuse := func(msg string) (func(egress.Outcome), error) {
 		rec.Outcome = audit.OutcomeDenied
 		g.record(rec)
-		observe(r.Host, audit.DecisionDeny, 0, 0)
+		observe(r.Entry, audit.DecisionDeny, 0, 0)
 		return nil, fmt.Errorf("%s", msg)
 	}
 	switch d.Effect {
@@ -97,7 +98,7 @@ func (g *Gate) Govern(ctx context.Context, r egress.Request) (func(egress.Outcom
 			done.Outcome, done.Error = audit.OutcomeError, o.Err.Error()
 		}
 		g.record(done)
-		observe(r.Host, audit.DecisionAllow, o.BytesIn, o.BytesOut)
+		observe(r.Entry, audit.DecisionAllow, o.BytesIn, o.BytesOut)
 	}, nil
 }
 

@@ -83,9 +83,9 @@ func TestGovernEgress(t *testing.T) {
 		decision string
 		host     string
 	}{
-		{upstream.URL + "/ok", 200, "payload", "allow", "127.0.0.1"},
-		{upstream.URL + "/forbidden", 403, "requests to 127.0.0.1 are denied by policy (rules[0], line 2): not this path", "deny", "127.0.0.1"},
-		{upstream.URL + "/ask", 403, "net.127.0.0.1 needs a human's approval", "deny", "127.0.0.1"},
+		{upstream.URL + "/ok", 200, "payload", "allow", host},
+		{upstream.URL + "/forbidden", 403, "requests to 127.0.0.1 are denied by policy (rules[0], line 2): not this path", "deny", host},
+		{upstream.URL + "/ask", 403, "net.127.0.0.1 needs a human's approval", "deny", host},
 		{"http://10.0.0.1/", 403, "10.0.0.1:80 is not on the egress allow-list", "deny", EgressUnlisted},
 	}
 	for _, tc := range tests {

@@ -48,9 +48,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		policy: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemode_policy_decisions_total",
 			Help: "Policy decisions over tool calls made from code."}, []string{"decision"}),
 		egressReqs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemode_egress_requests_total",
-			Help: "Network requests of sandboxes through the egress proxy, by host and decision (hosts off the allow-list share one label)."}, []string{"host", "decision"}),
+			Help: "Network requests of sandboxes through the egress proxy, by the allow-list entry that allowed the host and decision (hosts off the allow-list share one label)."}, []string{"host", "decision"}),
 		egressBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemode_egress_bytes_total",
-			Help: "Bytes through the egress proxy, by host and direction (in: to the sandbox, out: to the host)."}, []string{"host", "direction"}),
+			Help: "Bytes through the egress proxy, by allow-list entry and direction (in: to the sandbox, out: to the host)."}, []string{"host", "direction"}),
 	}
 	f(m.runCalls)
 	f(m.runDuration)
