@@ -20,5 +20,6 @@
 // bound secret the proxy terminates TLS with a per-instance CA (its key only
 // in this process's memory; sandboxes get the certificate in a trust
 // bundle), swaps placeholders in headers and query, verifies the upstream
-// server and re-encrypts. Other HTTPS is tunnelled untouched.
+// server and re-encrypts; its answers come back with the value turned into
+// the placeholder again. Other HTTPS is tunnelled untouched.
 package egress

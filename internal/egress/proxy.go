@@ -479,6 +479,12 @@ func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, 
 	up.Host = "" // the checked target, never a header the sandbox wrote
 	stripHop(up.Header)
 	l.p.secrets.swap(up, t)
+	scrub := l.p.secrets.scrubber(t)
+	if scrub != nil {
+		// The transport then asks for gzip and decodes it: the answer is
+		// scanned for the secret in clear.
+		up.Header.Del("Accept-Encoding")
+	}
 	body := &counter{r: r.Body, limit: l.budget()}
 	if r.Body != nil && r.Body != http.NoBody {
 		up.Body = body
@@ -496,12 +502,27 @@ func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, 
 	}
 	defer resp.Body.Close()
 	stripHop(resp.Header)
+	in := &counter{r: resp.Body, limit: l.budget()}
+	var answer io.Reader = in
+	if scrub != nil {
+		if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+			err := fmt.Errorf("%s answered in Content-Encoding %q, which the proxy cannot scan for secrets", t.HostPort(), ce)
+			refuseHTTP(w, err)
+			return resp.StatusCode, 0, body.n, err
+		}
+		for _, vs := range resp.Header {
+			for i, v := range vs {
+				vs[i] = scrub.String(v)
+			}
+		}
+		resp.Header.Del("Content-Length") // placeholders and values differ in length
+		answer = scrub.Reader(in)
+	}
 	for k, vs := range resp.Header {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(resp.StatusCode)
-	in := &counter{r: resp.Body, limit: l.budget()}
-	_, err = io.Copy(w, in)
+	_, err = io.Copy(w, answer)
 	l.bytes.Add(in.n)
 	return resp.StatusCode, in.n, body.n, err
 }

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -15,14 +16,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/codemode/codemode/internal/hostrpc"
 )
 
 // echo answers with what upstream saw: the Host, the headers that matter
-// and the query.
+// and the query (with ?header=1, Authorization in X-Echo too).
 func echo(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("header") != "" {
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+	}
+	if r.URL.Query().Get("gzip") != "" && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		defer zw.Close()
+		fmt.Fprintf(zw, "host=%s auth=%q", r.Host, r.Header.Get("Authorization"))
+		return
+	}
 	fmt.Fprintf(w, "host=%s auth=%q proxy-auth=%q query=%s", r.Host, r.Header.Get("Authorization"), r.Header.Get("Proxy-Authorization"), r.URL.RawQuery)
 }
 
@@ -36,7 +48,30 @@ func (f fakeDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, e
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
+// recorder keeps what the TLS server last received, as the test's own
+// view of upstream (the sandbox's answers are scrubbed).
+type recorder struct {
+	mu   sync.Mutex
+	seen string
+}
+
+func (r *recorder) wrap(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.seen = req.Header.Get("Authorization") + " " + req.URL.RawQuery
+		r.mu.Unlock()
+		h(w, req)
+	}
+}
+
+func (r *recorder) last() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen
+}
+
 type env struct {
+	saw    *recorder
 	p      *Proxy
 	link   *Link
 	plain  *httptest.Server
@@ -54,7 +89,8 @@ func port(t *testing.T, s *httptest.Server) string {
 // allow-list is made by allow from their ports.
 func setup(t *testing.T, allow func(plain, tls string) []string, mod func(o *Options, plain, tls string)) *env {
 	t.Helper()
-	e := &env{plain: httptest.NewServer(http.HandlerFunc(echo)), tls: httptest.NewTLSServer(http.HandlerFunc(echo))}
+	saw := &recorder{}
+	e := &env{saw: saw, plain: httptest.NewServer(http.HandlerFunc(echo)), tls: httptest.NewTLSServer(saw.wrap(echo))}
 	t.Cleanup(e.plain.Close)
 	t.Cleanup(e.tls.Close)
 	list, err := ParseList(allow(port(t, e.plain), port(t, e.tls)))
@@ -98,6 +134,12 @@ func setup(t *testing.T, allow func(plain, tls string) []string, mod func(o *Opt
 
 func (e *env) get(t *testing.T, rawURL string, header http.Header) (int, string) {
 	t.Helper()
+	status, body, _ := e.getWithHeader(t, rawURL, header)
+	return status, body
+}
+
+func (e *env) getWithHeader(t *testing.T, rawURL string, header http.Header) (int, string, http.Header) {
+	t.Helper()
 	req, err := http.NewRequest("GET", rawURL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,11 +150,11 @@ func (e *env) get(t *testing.T, rawURL string, header http.Header) (int, string)
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// A refused CONNECT surfaces as the transport's error.
-		return 0, err.Error()
+		return 0, err.Error(), nil
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 func TestProxy(t *testing.T) {
@@ -265,17 +307,32 @@ func TestSecrets(t *testing.T) {
 		header    http.Header
 		want      []string
 		not       []string
+		upstream  string // what the TLS server received, if set
 	}{
+		// The echo comes back with the placeholder again: the real value
+		// reached upstream (see the recorder) but not the sandbox.
 		{"bound host gets the secret", "https://127.0.0.1:" + tlsPort + "/?key=" + placeholder, http.Header{"Authorization": {"Bearer " + placeholder}},
-			[]string{`auth="Bearer ` + real + `"`, "query=key=" + real}, nil},
+			[]string{`auth="Bearer ` + placeholder + `"`, "query=key=" + placeholder}, []string{real}, "Bearer " + real + " key=" + real},
 		{"basic credentials too", "https://u:" + placeholder + "@127.0.0.1:" + tlsPort + "/", nil,
-			[]string{`auth="Basic dTpyZWFsLXRva2VuLTZmMWM="`}, nil},
+			nil, nil, "Basic dTpyZWFsLXRva2VuLTZmMWM= "},
+		{"the value in the answer's headers is scrubbed", "https://127.0.0.1:" + tlsPort + "/?header=1", http.Header{"Authorization": {"Bearer " + placeholder}},
+			[]string{"X-Echo: Bearer " + placeholder}, []string{real}, "Bearer " + real + " header=1"},
+		// The sandbox asks for gzip; the proxy lets its transport ask and
+		// decode, so the answer is scanned (and arrives decoded).
+		{"a compressed answer is scrubbed", "https://127.0.0.1:" + tlsPort + "/?gzip=1", http.Header{"Authorization": {"Bearer " + placeholder}, "Accept-Encoding": {"gzip"}},
+			[]string{`auth="Bearer ` + placeholder + `"`}, []string{real, "Content-Encoding"}, "Bearer " + real + " gzip=1"},
 		{"other host gets the placeholder", "http://127.0.0.1:" + plain + "/", http.Header{"Authorization": {"Bearer " + placeholder}},
-			[]string{`auth="Bearer ` + placeholder + `"`}, []string{real}},
+			[]string{`auth="Bearer ` + placeholder + `"`}, []string{real}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := e.get(t, tc.url, tc.header)
+			status, body, hdr := e.getWithHeader(t, tc.url, tc.header)
+			for k, vs := range hdr { // what the sandbox got: the answer's body and headers
+				body += "\n" + k + ": " + strings.Join(vs, ",")
+			}
+			if tc.upstream != "" && e.saw.last() != tc.upstream {
+				t.Errorf("upstream saw %q, want %q", e.saw.last(), tc.upstream)
+			}
 			if status != 200 {
 				t.Fatalf("status %d: %s", status, body)
 			}
