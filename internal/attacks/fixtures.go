@@ -2,10 +2,12 @@ package attacks
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -28,6 +30,9 @@ const secretEnv = "CODEMODE_ATTACK_SECRET"
 const (
 	egressSecretEnv  = "CODEMODE_ATTACK_EGRESS_TOKEN"
 	egressSecretHost = "secret.invalid"
+	// A second secret is bound to the echo server itself: the proxy puts
+	// its real value in, and the echo sends it back.
+	egressEchoSecretEnv = "CODEMODE_ATTACK_EGRESS_ECHO_TOKEN"
 )
 
 // upstreamName is the fixture MCP server's name in the planted config.
@@ -60,6 +65,7 @@ type fixtures struct {
 	// what the proxy let through.
 	egressPort       int
 	egressToken      string // the real value of the egress secret (never in output)
+	egressEchoToken  string // the real value of the secret bound to the echo server
 	tcpHits, udpHits atomic.Int64
 	abstractHits     atomic.Int64
 	closers          []func()
@@ -179,6 +185,7 @@ func (f *fixtures) plant() error {
 	}
 
 	f.egressToken = f.secret("the real value of an egress secret")
+	f.egressEchoToken = f.secret("the real value of the egress secret bound to the echo server")
 	f.victimKey = token("victim-notes-")
 	f.victimFiles = []string{"/workspace/victim-secret.txt", "/tmp/victim-secret.txt", "/dev/shm/victim-secret.txt"}
 	return f.listen()
@@ -223,7 +230,15 @@ func (f *fixtures) listen() error {
 	}
 	f.egressPort = echo.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		json.MarshalWrite(w, map[string]string{"host": r.Host, "proxy_authorization": r.Header.Get("Proxy-Authorization"),
+		var out io.Writer = w
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") { // an answer the proxy must decode to scrub
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			defer zw.Close()
+			out = zw
+		}
+		w.Header().Set("X-Echo-Authorization", r.Header.Get("Authorization"))
+		json.MarshalWrite(out, map[string]string{"host": r.Host, "proxy_authorization": r.Header.Get("Proxy-Authorization"),
 			"authorization": r.Header.Get("Authorization"), "path": r.URL.RequestURI()})
 	})}
 	f.closers = append(f.closers, func() { srv.Close() })

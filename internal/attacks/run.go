@@ -105,8 +105,8 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	egress := s.Backend != "gvisor" && !strings.Contains(s.OCIRuntime, "runsc")
 	if egress {
 		s.EgressAllow = []string{fmt.Sprintf("127.0.0.1:%d", fx.egressPort), "localhost:*", egressSecretHost}
-		s.EgressSecrets = []string{egressSecretEnv + "=" + egressSecretHost}
-		environ = append(environ, egressSecretEnv+"="+fx.egressToken)
+		s.EgressSecrets = []string{egressSecretEnv + "=" + egressSecretHost, fmt.Sprintf("%s=127.0.0.1:%d", egressEchoSecretEnv, fx.egressPort)}
+		environ = append(environ, egressSecretEnv+"="+fx.egressToken, egressEchoSecretEnv+"="+fx.egressEchoToken)
 	}
 	s.Spares = 0 // no interpreter starts behind the process counts' back
 	parallel := opts.Parallel
@@ -216,7 +216,8 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 			"tmp": s.TmpBytes, "workspace": s.WorkspaceBytes},
 	}
 	if r.egress {
-		host["egress"] = map[string]any{"port": fx.egressPort, "secret_env": egressSecretEnv, "secret_host": egressSecretHost}
+		host["egress"] = map[string]any{"port": fx.egressPort, "secret_env": egressSecretEnv, "secret_host": egressSecretHost,
+			"echo_secret_env": egressEchoSecretEnv}
 	}
 	data, err := json.Marshal(host)
 	if err != nil {

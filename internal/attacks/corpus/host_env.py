@@ -9,7 +9,8 @@ if HOST["egress"]:
     # check fails the attack if any value were a real secret.
     allowed |= {"CODEMODE_EGRESS_SOCKET", "CODEMODE_EGRESS_LISTEN", "NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy",
                 "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
-                "CURL_CA_BUNDLE", "PIP_CERT", "NODE_EXTRA_CA_CERTS", HOST["egress"]["secret_env"]}
+                "CURL_CA_BUNDLE", "PIP_CERT", "NODE_EXTRA_CA_CERTS", HOST["egress"]["secret_env"],
+                HOST["egress"]["echo_secret_env"]}
 extra = sorted(set(os.environ) - allowed)
 if HOST["env_secret_name"] in os.environ:
     escaped("codemode's secret variable is in the environment")
