@@ -52,7 +52,8 @@ func tinyWheel(t *testing.T, name, version, source string) (file string, data []
 
 // TestEgress runs ordinary clients in the native sandbox against loopback
 // servers standing in for the internet: what the allow-list names works
-// (urllib, curl, pip from a PEP 503 index, HTTPS with a secret swapped in),
+// (urllib, curl, requests, pip from a PEP 503 index, HTTPS with a secret
+// swapped in),
 // what it does not is a 403 that says how to allow it, raw sockets find no
 // route, the policy governs each request (and allows the API host by its
 // [egress] table) and the audit log records it.
@@ -107,6 +108,14 @@ out["policy"] = fetch(%[1]q + "/forbidden")
 out["secret_env"] = os.environ["API_TOKEN"]
 out["https_secret"] = fetch(%[3]q + "/", {"Authorization": "Bearer " + os.environ["API_TOKEN"]})
 out["curl_https_secret"] = subprocess.run(["curl", "-sS", "-H", "Authorization: Bearer " + os.environ["API_TOKEN"], %[3]q + "/"], capture_output=True, text=True).stdout
+try:
+    import requests
+except ImportError:  # pip's vendored copy: the same library
+    from pip._vendor import requests
+r = requests.get(%[1]q + "/hello", timeout=20)
+out["requests"] = "%%d %%s" %% (r.status_code, r.text)
+r = requests.get(%[3]q + "/", headers={"Authorization": "Bearer " + os.environ["API_TOKEN"]}, timeout=20)
+out["requests_https_secret"] = "%%d %%s" %% (r.status_code, r.text)
 for name, addr in [("raw_listed", (%[4]q, %[5]d)), ("raw_public", ("192.0.2.1", 80))]:
     try:
         socket.create_connection(addr, timeout=5).close()
@@ -128,15 +137,17 @@ print(json.dumps(out))
 		t.Fatalf("want one JSON line, got %q", stdout)
 	}
 	want := map[string]string{
-		"urllib":            "200 hello from loopback",
-		"curl":              "hello from loopback",
-		"not_listed":        "403 codemode egress: " + hostOf(other) + " is not on the egress allow-list; to allow it, start codemode with --egress-allow " + hostOf(other),
-		"policy":            "403 codemode egress: requests to 127.0.0.1 are denied by policy (rules[0], line 1): not this path",
-		"https_secret":      "200 authorized=true",
-		"curl_https_secret": "authorized=true",
-		"raw_listed":        "ConnectionRefusedError",
-		"raw_public":        "OSError",
-		"import":            "installed from the loopback index",
+		"urllib":                "200 hello from loopback",
+		"curl":                  "hello from loopback",
+		"requests":              "200 hello from loopback",
+		"requests_https_secret": "200 authorized=true",
+		"not_listed":            "403 codemode egress: " + hostOf(other) + " is not on the egress allow-list; to allow it, start codemode with --egress-allow " + hostOf(other),
+		"policy":                "403 codemode egress: requests to 127.0.0.1 are denied by policy (rules[0], line 1): not this path",
+		"https_secret":          "200 authorized=true",
+		"curl_https_secret":     "authorized=true",
+		"raw_listed":            "ConnectionRefusedError",
+		"raw_public":            "OSError",
+		"import":                "installed from the loopback index",
 	}
 	for k, w := range want {
 		if g, _ := got[k].(string); !strings.HasPrefix(g, w) {
