@@ -89,8 +89,13 @@ func TestEgress(t *testing.T) {
 	os.WriteFile(policyPath, []byte("[[rules]]\nserver = \"net\"\nwhen = 'args.path == \"/forbidden\"'\ndecision = \"deny\"\nreason = \"not this path\"\n"+
 		"[egress]\nallow = [\""+hostOf(api)+"\"]\n"), 0o644)
 	auditPath := filepath.Join(dir, "audit.jsonl")
+	// The token's value comes from the secrets file, which the environment
+	// (with a wrong value under the same name) does not override.
+	secretsFile := filepath.Join(dir, "secrets.env")
+	os.WriteFile(secretsFile, []byte("# the API's token\nAPI_TOKEN="+realToken+"\n"), 0o600)
 	s := startServer(t, "CODEMODE_EGRESS_ALLOW="+hostOf(plain), "CODEMODE_EGRESS_SECRET=API_TOKEN="+hostOf(api),
-		"API_TOKEN="+realToken, "SSL_CERT_FILE="+roots, "CODEMODE_POLICY="+policyPath, "CODEMODE_AUDIT_LOG="+auditPath)
+		"CODEMODE_EGRESS_SECRETS_FILE="+secretsFile, "API_TOKEN=not-the-token", "SSL_CERT_FILE="+roots,
+		"CODEMODE_POLICY="+policyPath, "CODEMODE_AUDIT_LOG="+auditPath)
 
 	code := fmt.Sprintf(`
 import json, os, socket, subprocess, sys, urllib.request, urllib.error

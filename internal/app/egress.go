@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/codemode/codemode/internal/egress"
 	"github.com/codemode/codemode/internal/executor"
@@ -15,8 +16,8 @@ import (
 // newEgress builds the egress proxy the settings and the policy file ask
 // for; nil when neither allows anything at start (sandboxes keep no network
 // at all, and a reload cannot give them one). The policy's list follows the
-// file as it is reloaded. Secrets take their values from codemode's own
-// environment.
+// file as it is reloaded. Secrets take their values from the secrets file,
+// then codemode's own environment.
 func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g *guard, log *slog.Logger) (*egress.Proxy, error) {
 	var policyAllow func() *egress.List
 	if g != nil && g.store != nil {
@@ -37,9 +38,27 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 	if err != nil {
 		return nil, fmt.Errorf("egress-allow: %w", err)
 	}
+	lookup := lookupIn(environ)
+	if s.EgressSecretsFile != "" {
+		data, err := os.ReadFile(s.EgressSecretsFile)
+		if err != nil {
+			return nil, fmt.Errorf("egress-secrets-file: %w", err)
+		}
+		values, err := egress.ParseSecretsFile(data)
+		if err != nil {
+			return nil, fmt.Errorf("egress-secrets-file %s: %w", s.EgressSecretsFile, err)
+		}
+		env := lookup
+		lookup = func(name string) (string, bool) {
+			if v, ok := values[name]; ok {
+				return v, true
+			}
+			return env(name)
+		}
+	}
 	var secrets []egress.Secret
 	for _, item := range s.EgressSecrets {
-		sec, err := egress.ParseSecret(item, lookupIn(environ))
+		sec, err := egress.ParseSecret(item, lookup)
 		if err != nil {
 			return nil, err
 		}

@@ -29,16 +29,14 @@ type Secret struct {
 }
 
 // ParseSecret reads NAME=PATTERN and takes the value of NAME from lookup
-// (codemode's own environment).
+// (a secrets file, then codemode's own environment).
 func ParseSecret(s string, lookup func(string) (string, bool)) (Secret, error) {
 	name, pat, ok := strings.Cut(s, "=")
 	if !ok || name == "" || pat == "" {
 		return Secret{}, fmt.Errorf("egress secret %q: want NAME=HOST_PATTERN", s)
 	}
-	for _, c := range name {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return Secret{}, fmt.Errorf("egress secret %q: %q is not an environment variable name", s, name)
-		}
+	if !isEnvName(name) {
+		return Secret{}, fmt.Errorf("egress secret %q: %q is not an environment variable name", s, name)
 	}
 	p, err := ParsePattern(pat)
 	if err != nil {
@@ -46,9 +44,41 @@ func ParseSecret(s string, lookup func(string) (string, bool)) (Secret, error) {
 	}
 	v, ok := lookup(name)
 	if !ok || v == "" {
-		return Secret{}, fmt.Errorf("egress secret %s: codemode's environment has no value for %s", name, name)
+		return Secret{}, fmt.Errorf("egress secret %s: neither the secrets file nor codemode's environment has a value for %s", name, name)
 	}
 	return Secret{Name: name, Hosts: p, Value: v}, nil
+}
+
+// ParseSecretsFile reads a secrets file: NAME=VALUE lines, blank lines and
+// # comments skipped, the value taken verbatim to the end of the line (no
+// quoting, no expansion). A name given twice is an error.
+func ParseSecretsFile(data []byte) (map[string]string, error) {
+	out := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		if !ok || !isEnvName(name) {
+			return nil, fmt.Errorf("secrets file line %d: want NAME=VALUE", i+1)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("secrets file line %d: %s is given twice", i+1, name)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+func isEnvName(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 type boundSecret struct {
