@@ -64,7 +64,7 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 		}
 		secrets = append(secrets, sec)
 	}
-	opts := egress.Options{Allow: allow, PolicyAllow: policyAllow, Secrets: secrets, Logger: log.With("component", "egress"),
+	opts := egress.Options{Allow: allow, PolicyAllow: policyAllow, Secrets: secrets, SwapBody: s.EgressSecretBody, Logger: log.With("component", "egress"),
 		Limits: egress.Limits{Requests: int64(s.EgressMaxRequests), Bytes: s.EgressMaxBytes}}
 	if g != nil {
 		opts.Governor = g.Gate

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -82,9 +83,12 @@ type Options struct {
 	// ([egress] allow), which follows the file as it is reloaded.
 	PolicyAllow func() *List
 	Secrets     []Secret
-	Limits      Limits
-	Governor    Governor // nil: the allow-list alone decides, nothing is recorded
-	Resolver    Resolver // nil: net.DefaultResolver
+	// SwapBody puts secrets into request bodies too (headers and the query
+	// always get them).
+	SwapBody bool
+	Limits   Limits
+	Governor Governor // nil: the allow-list alone decides, nothing is recorded
+	Resolver Resolver // nil: net.DefaultResolver
 	// UpstreamRoots verifies upstream servers when TLS is intercepted
 	// (nil: the host's trust store).
 	UpstreamRoots *x509.CertPool
@@ -488,6 +492,10 @@ func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, 
 	body := &counter{r: r.Body, limit: l.budget()}
 	if r.Body != nil && r.Body != http.NoBody {
 		up.Body = body
+		if err := l.p.swapBody(up, t, body); err != nil {
+			refuseHTTP(w, fmt.Errorf("reading the request body: %w", err))
+			return 0, 0, body.n, err
+		}
 	}
 	resp, err := l.p.transport.RoundTrip(up)
 	l.bytes.Add(body.n)
@@ -525,6 +533,30 @@ func (l *Link) roundTrip(w http.ResponseWriter, r *http.Request, scheme string, 
 	_, err = io.Copy(w, answer)
 	l.bytes.Add(in.n)
 	return resp.StatusCode, in.n, body.n, err
+}
+
+// maxSwappedBody is the largest request body whose placeholders are swapped
+// in memory, keeping a Content-Length; a larger one is streamed chunked.
+const maxSwappedBody = 1 << 20
+
+// swapBody puts the values of t's secrets into up's body, when the proxy
+// is configured to and the body is not encoded.
+func (p *Proxy) swapBody(up *http.Request, t Target, body io.Reader) error {
+	sw := p.secrets.swapper(t)
+	if !p.opts.SwapBody || sw == nil || up.Header.Get("Content-Encoding") != "" {
+		return nil
+	}
+	if up.ContentLength < 0 || up.ContentLength > maxSwappedBody {
+		up.Body, up.ContentLength = io.NopCloser(sw.Reader(body)), -1
+		up.Header.Del("Content-Length")
+		return nil
+	}
+	data, err := io.ReadAll(sw.Reader(body))
+	if err != nil {
+		return err
+	}
+	up.Body, up.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	return nil
 }
 
 // connect serves a CONNECT: a tunnel to the checked address, or for a host

@@ -7,7 +7,7 @@ import (
 	"testing/iotest"
 )
 
-func testScrubber(t testing.TB, values ...string) *scrubber {
+func testScrubber(t testing.TB, values ...string) *replacer {
 	var secrets []Secret
 	for i, v := range values {
 		secrets = append(secrets, Secret{Name: "S" + string(rune('A'+i)), Hosts: Pattern{name: "api.test"}, Value: v})

@@ -105,6 +105,7 @@ type Settings struct {
 	EgressAllow        []string      // hosts sandboxes may reach through codemode's proxy (none: no network)
 	EgressSecrets      []string      // NAME=HOST_PATTERN: secrets swapped in by the proxy
 	EgressSecretsFile  string        // NAME=VALUE lines: the secrets' values, before the environment's
+	EgressSecretBody   bool          // swap placeholders in request bodies too
 	EgressMaxRequests  int           // per session (0 = unlimited)
 	EgressMaxBytes     int64         // per session, in and out (0 = unlimited)
 }
@@ -303,6 +304,8 @@ func declare(backends []Choice) []setting {
 			doc: "NAME=HOST_PATTERN: the sandbox sees NAME as a placeholder, and the proxy puts the value of NAME from codemode's environment in its place in requests to matching hosts (HTTPS to them is intercepted with a CA only sandboxes trust); comma-separated or the flag repeated", apply: func(s *Settings, v any) { s.EgressSecrets = splitList(v.(string)) }},
 		{name: "egress-secrets-file", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_SECRETS_FILE"}, kind: kPath,
 			doc: "a file of NAME=VALUE lines giving the values of --egress-secret names (looked up there first, then in codemode's environment)", apply: func(s *Settings, v any) { s.EgressSecretsFile = v.(string) }},
+		{name: "egress-secret-body", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_SECRET_BODY"}, def: "false", kind: kBool,
+			doc: "swap secrets' placeholders in request bodies to their hosts too, not only in headers and the query", apply: func(s *Settings, v any) { s.EgressSecretBody = v.(bool) }},
 		{name: "egress-max-requests", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_MAX_REQUESTS"}, def: "0", kind: kInt,
 			doc: "network requests one session may make through the proxy (0 = unlimited)", apply: func(s *Settings, v any) { s.EgressMaxRequests = v.(int) }},
 		{name: "egress-max-bytes", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_MAX_BYTES"}, def: "0", kind: kBytes,
