@@ -20,7 +20,9 @@ import (
 // and through the proxy (the link's socket, the allow-list, a new checked
 // connection per CONNECT), side by side: the difference is the proxy's
 // cost per request, with keep-alive (as sessions of requests or pip have
-// it) and with a new connection per request.
+// it) and with a new connection per request; and, for a host with a bound
+// secret, intercepted (TLS terminated, placeholders swapped, the answer
+// scrubbed) on a kept-alive connection.
 func BenchmarkRequest(b *testing.B) {
 	plain := httptest.NewServer(http.HandlerFunc(echo))
 	defer plain.Close()
@@ -44,6 +46,32 @@ func BenchmarkRequest(b *testing.B) {
 	defer link.Close()
 	sock := filepath.Join(link.dir, socketName)
 	tlsConf := &tls.Config{RootCAs: roots}
+	// A second proxy binds a secret to the TLS server: its HTTPS is
+	// intercepted (a second TLS session), the placeholder swapped and the
+	// answer scrubbed.
+	sec, err := ParseSecret("TOKEN="+hostport(secure), func(string) (string, bool) { return "bench-token", true })
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps, err := New(Options{Allow: allow, Dir: b.TempDir(), UpstreamRoots: roots, Secrets: []Secret{sec}, SystemRoots: []byte{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ps.Close()
+	slink, err := ps.Attach(context.Background(), "bench-secret", func() (context.Context, hostrpc.Caller, bool) {
+		return context.Background(), hostrpc.Caller{}, true
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer slink.Close()
+	caRoots := x509.NewCertPool()
+	caRoots.AppendCertsFromPEM(ps.ca.certPEM)
+	intercepted := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caRoots},
+		Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: RelayAddr}),
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", filepath.Join(slink.dir, socketName))
+		}}}
 	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}
 	proxied := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf,
 		Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: RelayAddr}),
@@ -65,6 +93,7 @@ func BenchmarkRequest(b *testing.B) {
 	}{
 		{"http/direct", direct, plain.URL}, {"http/proxied", proxied, plain.URL},
 		{"https/direct", direct, secure.URL}, {"https/proxied", proxied, secure.URL},
+		{"https-secret/intercepted", intercepted, secure.URL},
 		{"http-new-conn/direct", directNew, plain.URL}, {"http-new-conn/proxied", proxiedNew, plain.URL},
 		{"https-new-conn/direct", directNew, secure.URL}, {"https-new-conn/proxied", proxiedNew, secure.URL},
 	} {
