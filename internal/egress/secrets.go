@@ -46,6 +46,11 @@ func ParseSecret(s string, lookup func(string) (string, bool)) (Secret, error) {
 	if !ok || v == "" {
 		return Secret{}, fmt.Errorf("egress secret %s: neither the secrets file nor codemode's environment has a value for %s", name, name)
 	}
+	// Answers are scrubbed of the value wherever it appears: a short one
+	// would match ordinary bytes and mangle them.
+	if len(v) < minSecretLen {
+		return Secret{}, fmt.Errorf("egress secret %s: the value has %d bytes; a secret needs at least %d", name, len(v), minSecretLen)
+	}
 	return Secret{Name: name, Hosts: p, Value: v}, nil
 }
 
@@ -80,6 +85,8 @@ func isEnvName(s string) bool {
 	}
 	return s != ""
 }
+
+const minSecretLen = 8
 
 type boundSecret struct {
 	Secret

@@ -36,8 +36,9 @@ func TestParseSecretsFile(t *testing.T) {
 }
 
 func TestParseSecret(t *testing.T) {
-	lookup := func(n string) (string, bool) { return map[string]string{"TOKEN": "v"}[n], n == "TOKEN" }
-	if s, err := ParseSecret("TOKEN=*.example.com", lookup); err != nil || s.Value != "v" || s.Hosts.String() != "*.example.com" {
+	values := map[string]string{"TOKEN": "value-of-the-token", "SHORT": "1234567"}
+	lookup := func(n string) (string, bool) { v, ok := values[n]; return v, ok }
+	if s, err := ParseSecret("TOKEN=*.example.com", lookup); err != nil || s.Value != "value-of-the-token" || s.Hosts.String() != "*.example.com" {
 		t.Fatalf("got %+v, %v", s, err)
 	}
 	for in, want := range map[string]string{
@@ -46,6 +47,7 @@ func TestParseSecret(t *testing.T) {
 		"TOKEN=bad host":   "egress secret TOKEN",
 		"MISSING=x.com":    "neither the secrets file nor codemode's environment has a value for MISSING",
 		"TOKEN=2130706433": "non-standard form",
+		"SHORT=x.com":      "the value has 7 bytes; a secret needs at least 8",
 	} {
 		if _, err := ParseSecret(in, lookup); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseSecret(%q) = %v, want %q", in, err, want)
