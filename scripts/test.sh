@@ -25,4 +25,4 @@ log "go test"
 go test -count=1 -timeout 30m "$@" ./...
 log "go test -race (concurrency-heavy packages)"
 # -race needs cgo; these packages do not run the sandbox init from their test binary in a way that needs a pure-Go build.
-CGO_ENABLED=1 go test -count=1 -race -timeout 15m ./internal/downstream/ ./internal/proxy/ ./internal/tooldocs/ ./internal/wire/ ./internal/mcpserver/ ./internal/executor/ ./internal/hostrpc/ ./internal/gate/ ./internal/approval/ ./internal/policy/ ./internal/audit/ ./internal/telemetry/ ./internal/catalog/ ./internal/signin/
+CGO_ENABLED=1 go test -count=1 -race -timeout 15m ./internal/downstream/ ./internal/proxy/ ./internal/tooldocs/ ./internal/wire/ ./internal/mcpserver/ ./internal/executor/ ./internal/hostrpc/ ./internal/gate/ ./internal/egress/ ./internal/approval/ ./internal/policy/ ./internal/audit/ ./internal/telemetry/ ./internal/catalog/ ./internal/signin/

@@ -22,6 +22,7 @@ import (
 	"github.com/codemode/codemode/internal/artifacts"
 	"github.com/codemode/codemode/internal/catalog"
 	"github.com/codemode/codemode/internal/downstream"
+	"github.com/codemode/codemode/internal/egress"
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/codemode/codemode/internal/gate"
 	"github.com/codemode/codemode/internal/hostrpc"
@@ -57,6 +58,7 @@ type App struct {
 	packages     *packageList       // the importable packages, probed once Serve starts
 	recorder     *activity.Recorder // nil when no console is served
 	stderr       io.Writer
+	egress       *egress.Proxy // nil: sandboxes have no network
 }
 
 // Inputs is what App takes from the process besides settings.
@@ -127,7 +129,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if s.HTTP != "" || s.Console != "" {
 		recorder = activity.New(activity.Options{})
 	}
-	guard, err := newGuard(ctx, s, log, tel.PolicyDecision, recorder)
+	guard, err := newGuard(ctx, s, log, tel, recorder)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +159,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	if s.Spares > 0 {
 		info.Preload = s.Preload // only spares preload
 	}
+	var egressProxy *egress.Proxy // set below; nil: no network
 	// Filled by Serve: a one-off run has no use for the list.
 	packages := &packageList{}
 	// The manual as it stands: the policy in force and, once known, the
@@ -167,6 +170,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 			info.Policy = guard.Summary()
 		}
 		info.Packages = packages.get()
+		if egressProxy != nil {
+			info.Egress = egressProxy.Patterns()
+		}
 		return mcpserver.Manual(info)
 	}
 	// Each new interpreter learns the servers, the policy and the manual as
@@ -192,6 +198,15 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		}
 		mounts = append(mounts, sandbox.Mount{Source: s.DataDir, Target: "/workspace/data", Writable: s.DataWritable})
 	}
+	egressProxy, err = newEgress(s, in.Environ, backend, guard, log)
+	if err != nil {
+		guard.Close()
+		return nil, err
+	}
+	var sandboxNet executor.Network
+	if egressProxy != nil {
+		sandboxNet = network{egressProxy}
+	}
 	mux := hostrpc.NewMux()
 	exec := executor.New(executor.Options{
 		Backend: backend, Limits: limits, Python: s.Python,
@@ -213,6 +228,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Fit:      func(r *executor.Result) bool { return render.Fit(r, s.ResultLimit, s.OutputMode, encodeTOON) },
 		Images:   artifacts.Budget{MaxPixels: s.ImageMaxPixels, MaxBytes: s.ImageMaxBytes},
 		Observer: tel,
+		Network:  sandboxNet,
 	})
 	tel.CountSessions(func() int { return len(exec.Sessions()) })
 	mws := []hostrpc.ToolMiddleware{tel.ToolMiddleware}
@@ -236,7 +252,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
 		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard,
-		packages: packages, recorder: recorder, stderr: in.Stderr}, nil
+		packages: packages, recorder: recorder, stderr: in.Stderr, egress: egressProxy}, nil
 }
 
 // lookupIn reads a variable of environ, the last of its name winning.
@@ -311,6 +327,9 @@ func (a *App) Close() {
 	a.Executor.Close()
 	a.Pool.Close()
 	a.guard.Close()
+	if a.egress != nil {
+		a.egress.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := a.Telemetry.Close(ctx); err != nil {

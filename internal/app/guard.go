@@ -14,6 +14,7 @@ import (
 	"github.com/codemode/codemode/internal/gate"
 	"github.com/codemode/codemode/internal/policy"
 	"github.com/codemode/codemode/internal/settings"
+	"github.com/codemode/codemode/internal/telemetry"
 )
 
 // guard is the policy boundary as configured: the policy file (followed as
@@ -32,12 +33,12 @@ type fixed struct{ p *policy.Policy }
 
 func (f fixed) Current() *policy.Policy { return f.p }
 
-// newGuard builds the boundary; nil when no policy, audit log or catalog
-// is configured (codemode then behaves as it always did). Catalogs need it:
+// newGuard builds the boundary; nil when no policy, audit log, catalog or
+// egress allow-list is configured (codemode then behaves as it always did). Catalogs need it:
 // adds are decided by the policy (without a file, the empty one, which
 // asks). rec, if set, is the web console's recorder.
-func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observe func(policy.Decision), rec *activity.Recorder) (*guard, error) {
-	if s.Policy == "" && s.AuditLog == "" && len(s.Catalogs) == 0 {
+func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, tel *telemetry.Telemetry, rec *activity.Recorder) (*guard, error) {
+	if s.Policy == "" && s.AuditLog == "" && len(s.Catalogs) == 0 && len(s.EgressAllow) == 0 {
 		return nil, nil
 	}
 	log = log.With("component", "policy")
@@ -66,7 +67,7 @@ func newGuard(ctx context.Context, s settings.Settings, log *slog.Logger, observ
 		}
 		g.audit = l
 	}
-	opts := gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: observe}
+	opts := gate.Options{Policy: src, Audit: g.audit, Logger: log, Observe: tel.PolicyDecision, EgressObserve: tel.EgressRequest}
 	approvals := approval.Options{Timeout: s.ApprovalTimeout}
 	if rec != nil { // the console shows decisions and answers asks
 		opts.Decided, approvals.Board = rec.Decided, rec

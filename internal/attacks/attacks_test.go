@@ -52,7 +52,7 @@ func TestCorpus(t *testing.T) {
 		"host-state-dir", "host-config", "host-env", "other-session-files", "other-session-memory", "links-hardlink",
 		"links-out-symlink", "links-data-dir", "res-fork-bomb", "res-memory-bomb", "res-tmpfs-fill", "res-huge-output",
 		"res-cpu-quota", "res-sleep-timeout", "res-signals", "proto-fd-frames", "proto-close-channel", "proto-output-flood",
-		"proto-impersonate", "proto-kill-threads"} {
+		"proto-impersonate", "proto-kill-threads", "net-egress-bypass", "net-egress-smuggle", "net-egress-ca-key", "net-egress-echo"} {
 		if !names[want] {
 			t.Errorf("attack %s is missing from the corpus", want)
 		}

@@ -2,11 +2,14 @@ package attacks
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +23,17 @@ import (
 // secretEnv is the variable planted in codemode's own environment; no
 // sandbox and no downstream server may ever see it.
 const secretEnv = "CODEMODE_ATTACK_SECRET"
+
+// The egress secret: its placeholder is in every sandbox's environment,
+// and it is bound to a host that does not exist, so no request may ever
+// carry its real value back.
+const (
+	egressSecretEnv  = "CODEMODE_ATTACK_EGRESS_TOKEN"
+	egressSecretHost = "secret.invalid"
+	// A second secret is bound to the echo server itself: the proxy puts
+	// its real value in, and the echo sends it back.
+	egressEchoSecretEnv = "CODEMODE_ATTACK_EGRESS_ECHO_TOKEN"
+)
 
 // upstreamName is the fixture MCP server's name in the planted config.
 const upstreamName = "fixture"
@@ -46,6 +60,12 @@ type fixtures struct {
 
 	tcpPort, udpPort int
 	abstract         string
+	// egressPort is the loopback HTTP server on the egress allow-list; it
+	// answers with what it received (host, credentials), so attacks see
+	// what the proxy let through.
+	egressPort       int
+	egressToken      string // the real value of the egress secret (never in output)
+	egressEchoToken  string // the real value of the secret bound to the echo server
 	tcpHits, udpHits atomic.Int64
 	abstractHits     atomic.Int64
 	closers          []func()
@@ -164,6 +184,8 @@ func (f *fixtures) plant() error {
 		return err
 	}
 
+	f.egressToken = f.secret("the real value of an egress secret")
+	f.egressEchoToken = f.secret("the real value of the egress secret bound to the echo server")
 	f.victimKey = token("victim-notes-")
 	f.victimFiles = []string{"/workspace/victim-secret.txt", "/tmp/victim-secret.txt", "/dev/shm/victim-secret.txt"}
 	return f.listen()
@@ -202,6 +224,25 @@ func (f *fixtures) listen() error {
 			c.Close()
 		}
 	}
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	f.egressPort = echo.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var out io.Writer = w
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") { // an answer the proxy must decode to scrub
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			defer zw.Close()
+			out = zw
+		}
+		w.Header().Set("X-Echo-Authorization", r.Header.Get("Authorization"))
+		json.MarshalWrite(out, map[string]string{"host": r.Host, "proxy_authorization": r.Header.Get("Proxy-Authorization"),
+			"authorization": r.Header.Get("Authorization"), "path": r.URL.RequestURI()})
+	})}
+	f.closers = append(f.closers, func() { srv.Close() })
+	go srv.Serve(echo)
 	f.wg.Add(3)
 	go accept(tcp, &f.tcpHits)
 	go accept(unix, &f.abstractHits)

@@ -98,6 +98,16 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 
 	s := opts.Settings
 	s.StateDir, s.DataDir, s.DataWritable = fx.stateDir, fx.dataDir, true
+	// Egress is on wherever the backend can carry it, so the whole corpus
+	// runs against sandboxes that have a way out: the echo fixture and any
+	// name resolving to loopback are allowed by name, a secret is bound to
+	// a host that does not exist.
+	egress := s.Backend != "gvisor" && !strings.Contains(s.OCIRuntime, "runsc")
+	if egress {
+		s.EgressAllow = []string{fmt.Sprintf("127.0.0.1:%d", fx.egressPort), "localhost:*", egressSecretHost}
+		s.EgressSecrets = []string{egressSecretEnv + "=" + egressSecretHost, fmt.Sprintf("%s=127.0.0.1:%d", egressEchoSecretEnv, fx.egressPort)}
+		environ = append(environ, egressSecretEnv+"="+fx.egressToken, egressEchoSecretEnv+"="+fx.egressEchoToken)
+	}
 	s.Spares = 0 // no interpreter starts behind the process counts' back
 	parallel := opts.Parallel
 	if parallel <= 0 {
@@ -119,7 +129,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	}
 	defer a.Close()
 
-	r := &runner{app: a, fx: fx, settings: s, logBytes: logBytes, backend: a.Backend.Name()}
+	r := &runner{app: a, fx: fx, settings: s, logBytes: logBytes, backend: a.Backend.Name(), egress: egress}
 	r.host, err = r.hostInfo(environ)
 	if err != nil {
 		return nil, err
@@ -172,6 +182,7 @@ type runner struct {
 	host     string // the HOST = ... prelude
 	logBytes *countingWriter
 	backend  string
+	egress   bool       // sandboxes have the egress proxy (HOST["egress"])
 	victimMu sync.Mutex // victim checks run one at a time
 	seq      atomic.Int64
 }
@@ -200,8 +211,13 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 		"victim_key":      fx.victimKey,
 		"victim_files":    fx.victimFiles,
 		"seccomp_denied":  seccomp.Denied,
+		"egress":          nil,
 		"limits": map[string]any{"memory": s.MemoryBytes, "pids": s.PIDs, "cpus": s.CPUs,
 			"tmp": s.TmpBytes, "workspace": s.WorkspaceBytes},
+	}
+	if r.egress {
+		host["egress"] = map[string]any{"port": fx.egressPort, "secret_env": egressSecretEnv, "secret_host": egressSecretHost,
+			"echo_secret_env": egressEchoSecretEnv}
 	}
 	data, err := json.Marshal(host)
 	if err != nil {

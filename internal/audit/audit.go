@@ -26,6 +26,7 @@ const (
 	KindDecision = "decision" // the policy decided on a call
 	KindCall     = "call"     // a call completed (or was refused)
 	KindAdd      = "add"      // code asked to add a server from a catalog (Server is the entry's name)
+	KindEgress   = "egress"   // a network request from a sandbox (Server "net", Tool the host)
 )
 
 // Policy decisions.
@@ -48,7 +49,7 @@ const (
 type Record struct {
 	Seq        uint64         `json:"seq,omitzero"` // 1 for the first record ever, then +1 per record across rotation
 	Time       time.Time      `json:"time"`         // UTC, RFC 3339 with nanoseconds
-	Kind       string         `json:"kind"`         // KindDecision, KindCall or KindAdd
+	Kind       string         `json:"kind"`         // KindDecision, KindCall, KindAdd or KindEgress
 	Principal  string         `json:"principal,omitempty"`
 	Session    string         `json:"session,omitempty"`
 	CallID     string         `json:"call_id,omitempty"` // ties a decision to its call
@@ -63,7 +64,9 @@ type Record struct {
 	Outcome    string         `json:"outcome,omitempty"`  // for calls: ok, error, denied, limit, ...
 	Error      string         `json:"error,omitempty"`
 	DurationMS int64          `json:"duration_ms,omitzero"`
-	Prev       string         `json:"prev,omitzero"` // hex SHA-256 of the previous line (without its newline)
+	BytesIn    int64          `json:"bytes_in,omitzero"`  // egress: received from the host
+	BytesOut   int64          `json:"bytes_out,omitzero"` // egress: sent to the host
+	Prev       string         `json:"prev,omitzero"`      // hex SHA-256 of the previous line (without its newline)
 }
 
 // genesis is the prev of the first record ever.
@@ -72,7 +75,7 @@ const genesis = "000000000000000000000000000000000000000000000000000000000000000
 // check reports what makes r unfit to be written.
 func (r *Record) check() error {
 	switch r.Kind {
-	case KindDecision, KindAdd:
+	case KindDecision, KindAdd, KindEgress:
 		switch r.Decision {
 		case DecisionAllow, DecisionDeny, DecisionAsk:
 		default:
@@ -80,7 +83,7 @@ func (r *Record) check() error {
 		}
 	case KindCall:
 	default:
-		return fmt.Errorf("kind %q, want %q, %q or %q", r.Kind, KindDecision, KindCall, KindAdd)
+		return fmt.Errorf("kind %q, want %q, %q, %q or %q", r.Kind, KindDecision, KindCall, KindAdd, KindEgress)
 	}
 	if len(r.Args) > 0 {
 		if r.ArgsSHA256 != "" {

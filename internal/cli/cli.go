@@ -194,6 +194,13 @@ func (b *boolFlag) String() string {
 func (b *boolFlag) Set(v string) error { b.v = v; return nil }
 func (b *boolFlag) IsBoolFlag() bool   { return true }
 
+// listFlag collects a repeatable flag; the setting reads the values joined
+// by commas, as its environment variable gives them.
+type listFlag struct{ items []string }
+
+func (l *listFlag) String() string     { return strings.Join(l.items, ",") }
+func (l *listFlag) Set(v string) error { l.items = append(l.items, v); return nil }
+
 // settingsFlags registers one flag per setting of groups and returns a
 // function that reports the flags the user set.
 func settingsFlags(fs *flag.FlagSet, groups []settings.Group) func() map[string]string {
@@ -210,6 +217,10 @@ func settingsFlags(fs *flag.FlagSet, groups []settings.Group) func() map[string]
 		}
 		if reg.IsBool(name) {
 			fs.Var(&boolFlag{}, name, usage)
+			continue
+		}
+		if reg.IsList(name) {
+			fs.Var(&listFlag{}, name, usage+" (repeatable)")
 			continue
 		}
 		fs.String(name, "", usage)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -77,7 +78,10 @@ type Options struct {
 	PreloadModules []string
 	// Observer learns of sandbox starts and exits (nil: none).
 	Observer Observer
-	Logger   *slog.Logger
+	// Network, if set, links each sandbox to the egress proxy (nil: the
+	// sandbox has no network at all).
+	Network Network
+	Logger  *slog.Logger
 }
 
 // CallWatcher learns each call as it starts and ends. CallStarted returns the
@@ -675,20 +679,42 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 func (m *Manager) newInterpreter(ctx context.Context, label string, preload []string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
 	id := newID()
 	bound := new(atomic.Pointer[session])
+	mounts := m.opts.Mounts
+	var env []string
+	var link NetworkLink
+	if m.opts.Network != nil {
+		var err error
+		if link, err = m.opts.Network.Attach(ctx, id, m.whose(bound, id)); err != nil {
+			return nil, nil, fmt.Errorf("linking the sandbox to the egress proxy: %w", err)
+		}
+		mounts = append(slices.Clip(mounts), link.Mounts()...)
+		env = link.Env()
+	}
 	in, err := interpreter.Start(ctx, interpreter.Options{
 		Backend: m.opts.Backend,
 		Spec: sandbox.Spec{
 			ID:     id,
 			Limits: m.opts.Limits,
-			Mounts: m.opts.Mounts,
+			Mounts: mounts,
 			Labels: map[string]string{"codemode.session": label},
 		},
 		Python:  m.opts.Python,
+		Env:     env,
 		Config:  m.bootConfig(),
 		Preload: preload,
 		RPC:     m.route(bound, id),
 		Logger:  m.log,
 	})
+	if link != nil {
+		if err != nil {
+			link.Close()
+		} else {
+			go func() {
+				<-in.Dead()
+				link.Close()
+			}()
+		}
+	}
 	return in, bound, err
 }
 

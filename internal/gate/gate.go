@@ -35,6 +35,10 @@ type Options struct {
 	Audit    *audit.Log         // nil: no audit log
 	// Observe, if set, learns every decision (metrics).
 	Observe func(d policy.Decision)
+	// EgressObserve, if set, learns each network request of a sandbox: the
+	// allow-list entry that allowed its host (EgressUnlisted when none did),
+	// its decision and bytes.
+	EgressObserve func(host, decision string, in, out int64)
 	// Decided, if set, learns each decision with its call's context (the
 	// web console files it under the call).
 	Decided func(ctx context.Context, d policy.Decision)

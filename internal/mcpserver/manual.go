@@ -42,6 +42,9 @@ type ManualInfo struct {
 	Packages       string             // the importable Python distributions, "name version, ..." ("" = not known yet)
 	DataDir        string             // "" (none), "read-only" or "read-write": a host directory at /workspace/data
 	Preload        []string           // modules a new session finds imported when it starts from a spare
+	// Egress lists the hosts code may reach through codemode's proxy, as
+	// allow-list patterns (none: no network).
+	Egress []string
 }
 
 // Manual renders the capabilities document: the resource body and the text
@@ -69,7 +72,12 @@ func Manual(m ManualInfo) string {
 	if m.CPUs > 0 {
 		p(", %g CPU", m.CPUs)
 	}
-	p("; writable `/tmp` (%s) and `/workspace` (%s, the working directory), both noexec; everything else is read-only. No network.\n", size(m.TmpBytes), size(m.WorkspaceBytes))
+	p("; writable `/tmp` (%s) and `/workspace` (%s, the working directory), both noexec; everything else is read-only.", size(m.TmpBytes), size(m.WorkspaceBytes))
+	if len(m.Egress) == 0 {
+		p(" No network.\n")
+	} else {
+		p("\n- Network: only HTTP(S), through codemode's proxy (HTTP_PROXY and HTTPS_PROXY are set, so urllib, requests, pip and curl use it), to these hosts: %s. Other hosts get HTTP 403.\n", strings.Join(m.Egress, ", "))
+	}
 	if m.DataDir != "" {
 		p("- `/workspace/data`: a host directory, mounted %s.\n", m.DataDir)
 	}

@@ -23,3 +23,20 @@ func TestManualNamesPreloadedModules(t *testing.T) {
 		})
 	}
 }
+
+// TestManualNetwork: the manual tells the model whether code has a network,
+// and to which hosts.
+func TestManualNetwork(t *testing.T) {
+	tests := []struct {
+		egress []string
+		want   string
+	}{
+		{nil, "everything else is read-only. No network.\n"},
+		{[]string{"pypi.org", "10.0.0.0/8:5432"}, "- Network: only HTTP(S), through codemode's proxy (HTTP_PROXY and HTTPS_PROXY are set, so urllib, requests, pip and curl use it), to these hosts: pypi.org, 10.0.0.0/8:5432. Other hosts get HTTP 403.\n"},
+	}
+	for _, tc := range tests {
+		if got := Manual(ManualInfo{Egress: tc.egress}); !strings.Contains(got, tc.want) {
+			t.Errorf("Manual with egress %v lacks %q", tc.egress, tc.want)
+		}
+	}
+}

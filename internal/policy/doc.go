@@ -18,6 +18,9 @@
 //	reason = "agents may not write here"
 //	redact = true       # the audit log keeps the arguments' SHA-256 only
 //
+//	[egress]            # hosts sandboxes may reach (egress.ParsePattern), besides --egress-allow
+//	allow = ["pypi.org", "10.0.0.0/8:5432"]
+//
 //	[limits]            # 0 or omitted: unlimited
 //	max_calls_per_run = 200
 //	max_concurrent_calls = 16
@@ -67,6 +70,14 @@
 // unconditional deny reached that way hides; so does a default of deny for
 // what no rule might allow. ServerDecision applies the same reasoning to one
 // caller and any tool: Deny means the server need not start for it.
+//
+// # Egress
+//
+// A sandbox's network request through codemode's egress proxy is decided
+// like a tool call to server "net", tool the host, with args {method, path,
+// port}. The [egress] table's allow list adds hosts to the proxy's
+// allow-list; it follows reloads, but egress must be on at start (the
+// setting, or entries here) for sandboxes to have the proxy at all.
 //
 // # Adding servers from a catalog
 //

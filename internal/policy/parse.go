@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/codemode/codemode/internal/egress"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,8 +147,10 @@ func (d *decoder) policy(root *node) *Policy {
 					p.adds = append(p.adds, r)
 				}
 			})
+		case "egress":
+			p.egress = d.egress(f)
 		default:
-			d.errorf(f.line, f.key, "unknown key (want default, rules, limits, add_default or add)")
+			d.errorf(f.line, f.key, "unknown key (want default, rules, limits, add_default, add or egress)")
 		}
 	}
 	return p
@@ -268,6 +271,37 @@ func (d *decoder) limits(f field) Limits {
 			continue
 		}
 		*dst = v
+	}
+	return l
+}
+
+// egress reads the [egress] table: allow, a list of egress.ParsePattern
+// entries.
+func (d *decoder) egress(f field) *egress.List {
+	l := &egress.List{}
+	if f.val.kind != kindMap {
+		d.errorf(f.line, f.key, "want a table, got %s", f.val.kind)
+		return l
+	}
+	for _, ef := range f.val.fields {
+		if ef.key != "allow" {
+			d.errorf(ef.line, "egress."+ef.key, "unknown key (want allow)")
+			continue
+		}
+		var entries []string
+		d.list(ef, "host patterns", func(i int, n *node) {
+			fp := fmt.Sprintf("egress.allow[%d]", i)
+			if n.kind != kindString {
+				d.errorf(n.line, fp, "want a string, got %s", n.kind)
+				return
+			}
+			if _, err := egress.ParsePattern(n.s); err != nil {
+				d.errorf(n.line, fp, "%v", err)
+				return
+			}
+			entries = append(entries, n.s)
+		})
+		l, _ = egress.ParseList(entries)
 	}
 	return l
 }

@@ -127,7 +127,10 @@ func TestParseValues(t *testing.T) {
 	}{
 		{"default invalid", "toml", `default = "permit"`, `line 1: default: invalid decision "permit" (want allow, deny or ask)`},
 		{"default wrong type", "json", `{"default": true}`, `line 1: default: want a string, got a boolean`},
-		{"unknown top-level key", "yaml", "rule:\n  - decision: deny", "line 1: rule: unknown key (want default, rules, limits, add_default or add)"},
+		{"unknown top-level key", "yaml", "rule:\n  - decision: deny", "line 1: rule: unknown key (want default, rules, limits, add_default, add or egress)"},
+		{"egress pattern in another notation", "toml", "[egress]\nallow = [\n  \"pypi.org\",\n  \"2130706433\",\n]", "line 4: egress.allow[1]: egress pattern \"2130706433\": \"2130706433\" looks like an IP address in a non-standard form"},
+		{"egress unknown key", "yaml", "egress:\n  hosts: [a.example]", "line 2: egress.hosts: unknown key (want allow)"},
+		{"egress allow not a list", "json", `{"egress": {"allow": "pypi.org"}}`, "line 1: allow: want a list of host patterns, got a string"},
 		{"rules not a list", "toml", "[rules]\ndecision = \"deny\"", "line 1: rules: want a list of rules, got a table"},
 		{"rule not a table", "json", `{"rules": ["deny"]}`, "line 1: rules[0]: want a table, got a string"},
 		{"empty server", "toml", "[[rules]]\nserver = \"\"\ndecision = \"deny\"", "line 2: rules[0].server: empty pattern; leave server out to match any"},
@@ -238,5 +241,19 @@ func TestParseEmpty(t *testing.T) {
 		if d := p.Decide(context.Background(), Input{Server: "s", Tool: "t"}); d.Effect != Allow {
 			t.Errorf("%s: %v", format, d)
 		}
+	}
+}
+
+func TestParseEgress(t *testing.T) {
+	p, err := Parse([]byte("[egress]\nallow = [\"pypi.org\", \"10.0.0.0/8:5432\"]\n"), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.EgressAllow().Patterns(); !slices.Equal(got, []string{"pypi.org", "10.0.0.0/8:5432"}) {
+		t.Errorf("EgressAllow() = %v", got)
+	}
+	empty, _ := Parse(nil, "toml")
+	if !empty.EgressAllow().Empty() {
+		t.Errorf("the empty policy allows egress to %v", empty.EgressAllow().Patterns())
 	}
 }

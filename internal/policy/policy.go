@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"github.com/codemode/codemode/internal/egress"
 	"maps"
 	"strings"
 
@@ -20,6 +21,17 @@ type Policy struct {
 	addDef    Effect
 	addDefRef RuleRef
 	adds      []addRule
+
+	egress *egress.List // [egress] allow: hosts sandboxes may reach, besides the settings'
+}
+
+// EgressAllow is the policy's egress allow-list ([egress] allow), empty
+// when the file has none.
+func (p *Policy) EgressAllow() *egress.List {
+	if p.egress == nil {
+		return &egress.List{}
+	}
+	return p.egress
 }
 
 type rule struct {

@@ -103,6 +103,12 @@ type Settings struct {
 	TraceContent       bool          // record code and tool arguments in spans
 	Catalogs           []string      // MCP server catalogs (files or registry URLs) code may add servers from
 	NPMPrefix          string        // a directory whose node_modules holds npm packages to run instead of npx
+	EgressAllow        []string      // hosts sandboxes may reach through codemode's proxy (none: no network)
+	EgressSecrets      []string      // NAME=HOST_PATTERN: secrets swapped in by the proxy
+	EgressSecretsFile  string        // NAME=VALUE lines: the secrets' values, before the environment's
+	EgressSecretBody   bool          // swap placeholders in request bodies too
+	EgressMaxRequests  int           // per session (0 = unlimited)
+	EgressMaxBytes     int64         // per session, in and out (0 = unlimited)
 }
 
 // Source tells where an effective value came from.
@@ -146,6 +152,7 @@ type setting struct {
 	kind  kind
 	enum  []Choice // the accepted values of a kString setting; nil = any
 	doc   string
+	list  bool // a comma-separated list whose flag may be repeated
 	apply func(s *Settings, v any)
 }
 
@@ -294,6 +301,18 @@ func declare(backends []Choice) []setting {
 			doc: "export traces over OTLP to this URL (http://host:4318, or host:4317 with OTEL_EXPORTER_OTLP_PROTOCOL=grpc); the standard OTEL_EXPORTER_OTLP_* variables work too", apply: func(s *Settings, v any) { s.OTLPEndpoint = v.(string) }},
 		{name: "trace-content", group: GroupGeneral, env: []string{"CODEMODE_TRACE_CONTENT"}, def: "false", kind: kBool,
 			doc: "record the code and tool arguments in spans (they may hold secrets)", apply: func(s *Settings, v any) { s.TraceContent = v.(bool) }},
+		{name: "egress-allow", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_ALLOW"}, kind: kString, list: true,
+			doc: "hosts sandboxed code may reach through codemode's HTTP(S) proxy: host, host:port, host:*, *.example.com, IP or CIDR, comma-separated or the flag repeated; a port-less entry means 80 and 443, and loopback or private addresses need an IP or CIDR entry (none: no network)", apply: func(s *Settings, v any) { s.EgressAllow = splitList(v.(string)) }},
+		{name: "egress-secret", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_SECRET"}, kind: kString, list: true,
+			doc: "NAME=HOST_PATTERN: the sandbox sees NAME as a placeholder, and the proxy puts the value of NAME from codemode's environment in its place in requests to matching hosts (HTTPS to them is intercepted with a CA only sandboxes trust); comma-separated or the flag repeated", apply: func(s *Settings, v any) { s.EgressSecrets = splitList(v.(string)) }},
+		{name: "egress-secrets-file", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_SECRETS_FILE"}, kind: kPath,
+			doc: "a file of NAME=VALUE lines giving the values of --egress-secret names (looked up there first, then in codemode's environment)", apply: func(s *Settings, v any) { s.EgressSecretsFile = v.(string) }},
+		{name: "egress-secret-body", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_SECRET_BODY"}, def: "false", kind: kBool,
+			doc: "swap secrets' placeholders in request bodies to their hosts too, not only in headers and the query", apply: func(s *Settings, v any) { s.EgressSecretBody = v.(bool) }},
+		{name: "egress-max-requests", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_MAX_REQUESTS"}, def: "0", kind: kInt,
+			doc: "network requests one session may make through the proxy (0 = unlimited)", apply: func(s *Settings, v any) { s.EgressMaxRequests = v.(int) }},
+		{name: "egress-max-bytes", group: GroupSandbox, env: []string{"CODEMODE_EGRESS_MAX_BYTES"}, def: "0", kind: kBytes,
+			doc: "bytes one session may move through the proxy, in and out together (0 = unlimited)", apply: func(s *Settings, v any) { s.EgressMaxBytes = v.(int64) }},
 		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
 	}
@@ -334,6 +353,13 @@ func (r Registry) Doc(name string) string {
 func (r Registry) Group(name string) Group {
 	s, _ := r.lookup(name)
 	return s.group
+}
+
+// IsList reports whether a setting is a comma-separated list whose flag
+// may be given several times (the values are joined).
+func (r Registry) IsList(name string) bool {
+	s, _ := r.lookup(name)
+	return s.list
 }
 
 // IsBool reports whether a setting is on/off, so its flag takes no value

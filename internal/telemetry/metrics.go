@@ -20,6 +20,8 @@ type metrics struct {
 	toolDuration *prometheus.HistogramVec
 	restarts     *prometheus.CounterVec
 	policy       *prometheus.CounterVec
+	egressReqs   *prometheus.CounterVec
+	egressBytes  *prometheus.CounterVec
 }
 
 // durations spans a fast cell (ms) to the longest timeout (minutes).
@@ -45,6 +47,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "Downstream MCP servers that ended unexpectedly (restarted on next use)."}, []string{"server"}),
 		policy: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemode_policy_decisions_total",
 			Help: "Policy decisions over tool calls made from code."}, []string{"decision"}),
+		egressReqs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemode_egress_requests_total",
+			Help: "Network requests of sandboxes through the egress proxy, by the allow-list entry that allowed the host and decision (hosts off the allow-list share one label)."}, []string{"host", "decision"}),
+		egressBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemode_egress_bytes_total",
+			Help: "Bytes through the egress proxy, by allow-list entry and direction (in: to the sandbox, out: to the host)."}, []string{"host", "direction"}),
 	}
 	f(m.runCalls)
 	f(m.runDuration)
@@ -54,6 +60,8 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	f(m.toolDuration)
 	f(m.restarts)
 	f(m.policy)
+	f(m.egressReqs)
+	f(m.egressBytes)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -85,4 +93,16 @@ func (t *Telemetry) PolicyDecision(d policy.Decision) {
 // (downstream.Options.Ended).
 func (t *Telemetry) ServerEnded(server string) {
 	t.m.restarts.WithLabelValues(server).Inc()
+}
+
+// EgressRequest counts a sandbox's network request through the egress
+// proxy (gate.Options.EgressObserve).
+func (t *Telemetry) EgressRequest(host, decision string, in, out int64) {
+	t.m.egressReqs.WithLabelValues(host, decision).Inc()
+	if in > 0 {
+		t.m.egressBytes.WithLabelValues(host, "in").Add(float64(in))
+	}
+	if out > 0 {
+		t.m.egressBytes.WithLabelValues(host, "out").Add(float64(out))
+	}
 }

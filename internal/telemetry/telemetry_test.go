@@ -52,6 +52,9 @@ func TestMetricsCountKnownCalls(t *testing.T) {
 	tel.PolicyDecision(policy.Decision{Effect: policy.Allow})
 	tel.PolicyDecision(policy.Decision{Effect: policy.Allow})
 	tel.ServerEnded("tools")
+	tel.EgressRequest("pypi.org", "allow", 1000, 200)
+	tel.EgressRequest("pypi.org", "allow", 500, 0)
+	tel.EgressRequest("(not allowed)", "deny", 0, 0)
 
 	srv := httptest.NewServer(tel.Handler())
 	defer srv.Close()
@@ -80,6 +83,10 @@ func TestMetricsCountKnownCalls(t *testing.T) {
 		{"codemode_policy_decisions_total", map[string]string{"decision": "allow"}, 2},
 		{"codemode_policy_decisions_total", map[string]string{"decision": "deny"}, 1},
 		{"codemode_downstream_restarts_total", map[string]string{"server": "tools"}, 1},
+		{"codemode_egress_requests_total", map[string]string{"host": "pypi.org", "decision": "allow"}, 2},
+		{"codemode_egress_requests_total", map[string]string{"host": "(not allowed)", "decision": "deny"}, 1},
+		{"codemode_egress_bytes_total", map[string]string{"host": "pypi.org", "direction": "in"}, 1500},
+		{"codemode_egress_bytes_total", map[string]string{"host": "pypi.org", "direction": "out"}, 200},
 	}
 	for _, tt := range tests {
 		if got := fams.Value(tt.name, tt.labels); got != tt.want {

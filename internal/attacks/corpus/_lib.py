@@ -233,3 +233,63 @@ def find_channel():
 
 def frame(kind, payload):
     return struct.pack(">BI", ord(kind), len(payload)) + payload
+
+
+def proxy_exchange(raw, tls_host=None, timeout=10):
+    """Send raw bytes to the egress relay (127.0.0.1:3128 in this sandbox)
+    and return (status, body) of the answer; status is 0 when the proxy
+    closed without one. With tls_host, raw is sent after a CONNECT to it and
+    a TLS handshake trusting the sandbox's CA bundle."""
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=timeout)
+    try:
+        if tls_host:
+            import ssl
+            s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (tls_host, tls_host)).encode())
+            head = _read_head(s)
+            if not head.startswith(b"HTTP/1.1 200"):
+                return _status_of(head), head
+            ctx = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE"))
+            s = ctx.wrap_socket(s, server_hostname=tls_host.rsplit(":", 1)[0])
+        s.sendall(raw)
+        data = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+            head, sep, body = data.partition(b"\r\n\r\n")
+            if sep:
+                n = _content_length(head)
+                if (n is not None and len(body) >= n) or body.endswith(b"0\r\n\r\n") or len(data) > 1 << 20:
+                    break
+        head, _, body = data.partition(b"\r\n\r\n")
+        return _status_of(head), body
+    finally:
+        s.close()
+
+
+def _read_head(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(1)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _status_of(head):
+    try:
+        return int(head.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _content_length(head):
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":", 1)[1])
+    return None

@@ -312,6 +312,20 @@ func (b *Backend) tmpfsExtra() string {
 	return ""
 }
 
+// NoEgress is why a gVisor sandbox cannot use the egress proxy: runsc
+// refuses connections to the host's Unix sockets (unless the operator runs
+// it with --host-uds=open), and the proxy is reached through one.
+const NoEgress = "gVisor (runsc) refuses connections to host Unix sockets, through which the egress proxy is reached"
+
+// EgressBlocker says why this backend's sandboxes cannot reach the egress
+// proxy, or "" when they can.
+func (b *Backend) EgressBlocker() string {
+	if b.isGVisor(b.opts.OCIRuntime) {
+		return NoEgress
+	}
+	return ""
+}
+
 func (b *Backend) isGVisor(runtime string) bool {
 	return b.opts.Name == "gvisor" || strings.Contains(filepath.Base(runtime), "runsc")
 }

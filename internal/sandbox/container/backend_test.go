@@ -45,7 +45,7 @@ func TestDocker(t *testing.T) {
 func TestGVisorWithPodman(t *testing.T) {
 	testenv.Slow(t, "the backend suite on gVisor under podman")
 	b := newBackend(t, Options{Name: "gvisor", Command: withoutRuntime(testenv.Podman(t)), OCIRuntime: testenv.Runsc(t)})
-	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: false, ImageRoot: true, PtraceContained: true, Leaks: containerLeaks(b)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: false, ImageRoot: true, PtraceContained: true, NoEgress: b.EgressBlocker(), Leaks: containerLeaks(b)})
 }
 
 func TestGVisorWithDocker(t *testing.T) {
@@ -60,7 +60,7 @@ func TestGVisorWithDocker(t *testing.T) {
 		t.Fatalf("engine = %q", caps.Engine)
 	}
 	// Under docker, runsc's netstack keeps lo (under podman it has none).
-	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, PtraceContained: true, Leaks: containerLeaks(b)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, PtraceContained: true, NoEgress: b.EgressBlocker(), Leaks: containerLeaks(b)})
 }
 
 func TestLeftoverContainersAreRemovedAtStartup(t *testing.T) {

@@ -52,7 +52,9 @@ func TestNativeBackendUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
+	// World-writable (sticky) as the unprivileged run's TMPDIR: the egress
+	// case makes its socket directory there.
+	os.Chmod(dir, 0o1777)
 	bin := filepath.Join(dir, "linuxns.test")
 	if err := copyFile(self, bin); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,10 @@ type Config struct {
 	// (rootless podman on cgroup v1 has no memory or CPU cgroup): Probe
 	// must report them as not enforced, saying why, instead of claiming them.
 	NotEnforced []string
+	// NoEgress, when set, says why the backend cannot carry the egress
+	// proxy (gVisor refuses connections to host Unix sockets); the egress
+	// case is skipped.
+	NoEgress string
 	// Leaks lists the backend's resources still present (processes,
 	// containers, cgroups); it must return nothing after every test.
 	Leaks func(t *testing.T) []string
@@ -142,6 +146,7 @@ func Run(t *testing.T, cfg Config) {
 		{"PIDsLimit", testPIDsLimit},
 		{"WorkspaceSize", testWorkspaceSize},
 		{"ConcurrentSessions", testConcurrent},
+		{"Egress", testEgress},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from . import cell, display, output, rpc, wire
+from . import cell, display, egress, output, rpc, wire
 
 _STDIN, _STDOUT = 0, 1
 _PRELOAD_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache"}
@@ -96,6 +96,10 @@ class Session:
                     os.environ[k] = v
 
     def serve(self):
+        try:
+            egress.start()
+        except OSError as e:
+            os.write(self.diagnostics, f"codemode: egress relay not started: {e}\n".encode())
         threading.Thread(target=self._read_channel, name="codemode-channel", daemon=True).start()
         self.channel.send_message({"type": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
         while True:
