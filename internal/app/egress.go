@@ -31,7 +31,7 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 	}
 	if eb, ok := backend.(egressBlocker); ok {
 		if why := eb.EgressBlocker(); why != "" {
-			return nil, fmt.Errorf("egress-allow: the %s backend cannot carry egress: %s; use the native, podman or docker backend", backend.Name(), why)
+			return nil, fmt.Errorf("egress-allow: the %s backend cannot carry egress: %s; use the native, podman or docker backend, or gVisor under podman", backend.Name(), why)
 		}
 	}
 	allow, err := egress.ParseList(s.EgressAllow)
@@ -78,8 +78,21 @@ func newEgress(s settings.Settings, environ []string, backend sandbox.Backend, g
 }
 
 // egressBlocker is a backend whose sandboxes may be unable to reach the
-// proxy (container.Backend under gVisor).
+// proxy (container.Backend: gVisor under docker).
 type egressBlocker interface{ EgressBlocker() string }
+
+// EgressBlocker says why the backend the settings name cannot carry egress,
+// or "" when it can (or names no backend of the table).
+func EgressBlocker(s settings.Settings, environ []string) string {
+	b, err := NewBackend(s.Backend, s, environ, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return ""
+	}
+	if eb, ok := b.(egressBlocker); ok {
+		return eb.EgressBlocker()
+	}
+	return ""
+}
 
 // network adapts the proxy to the executor's Network.
 type network struct{ p *egress.Proxy }

@@ -102,7 +102,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	// runs against sandboxes that have a way out: the echo fixture and any
 	// name resolving to loopback are allowed by name, a secret is bound to
 	// a host that does not exist.
-	egress := s.Backend != "gvisor" && !strings.Contains(s.OCIRuntime, "runsc")
+	egress := app.EgressBlocker(s, environ) == ""
 	if egress {
 		s.EgressAllow = []string{fmt.Sprintf("127.0.0.1:%d", fx.egressPort), "localhost:*", egressSecretHost}
 		s.EgressSecrets = []string{egressSecretEnv + "=" + egressSecretHost, fmt.Sprintf("%s=127.0.0.1:%d", egressEchoSecretEnv, fx.egressPort)}

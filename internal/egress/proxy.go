@@ -290,7 +290,7 @@ func (p *Proxy) sandboxEnv() []string {
 
 // Mounts implements executor.NetworkLink: the link's directory, read-only.
 func (l *Link) Mounts() []sandbox.Mount {
-	return []sandbox.Mount{{Source: l.dir, Target: SandboxDir}}
+	return []sandbox.Mount{{Source: l.dir, Target: SandboxDir, Sockets: true}}
 }
 
 // Env implements executor.NetworkLink.

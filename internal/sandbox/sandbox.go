@@ -88,6 +88,10 @@ type Mount struct {
 	Source   string // absolute host path
 	Target   string // absolute sandbox path
 	Writable bool   // read-only unless set
+	// Sockets: code inside connects to Unix sockets under Target (the
+	// egress proxy's). gVisor refuses that unless told, and then needs its
+	// own loopback for the relay that listens there.
+	Sockets bool
 }
 
 // Exit describes how a sandbox ended.

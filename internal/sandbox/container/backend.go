@@ -291,12 +291,21 @@ func (b *Backend) runArgs(spec sandbox.Spec, name string, rc runConfig) []string
 	for k, v := range spec.Labels {
 		args = append(args, "--label", k+"="+v)
 	}
+	sockets := false
 	for _, m := range spec.Mounts {
 		opt := "ro"
 		if m.Writable {
 			opt = "rw"
 		}
 		args = append(args, "--volume", m.Source+":"+m.Target+":"+opt)
+		sockets = sockets || m.Sockets
+	}
+	if gvisor && sockets && b.podman() {
+		// runsc connects to host Unix sockets only with host-uds=open, and
+		// only they are mounted in (read-only), so nothing else opens.
+		// Its network=none is a netstack with lo alone, where the egress
+		// relay listens; podman's empty namespace gives gVisor no lo at all.
+		args = append(args, "--runtime-flag", "host-uds=open", "--runtime-flag", "network=none")
 	}
 	args = append(args, b.opts.Image)
 	return append(args, spec.Command...)
@@ -312,18 +321,36 @@ func (b *Backend) tmpfsExtra() string {
 	return ""
 }
 
-// NoEgress is why a gVisor sandbox cannot use the egress proxy: runsc
-// refuses connections to the host's Unix sockets (unless the operator runs
-// it with --host-uds=open), and the proxy is reached through one.
-const NoEgress = "gVisor (runsc) refuses connections to host Unix sockets, through which the egress proxy is reached"
+// NoEgress is why gVisor under docker cannot use the egress proxy: runsc
+// refuses connections to the host's Unix sockets, through which the proxy
+// is reached, unless started with --host-uds=open, and docker passes no
+// per-container runtime flags (podman does, so gVisor under podman can).
+const NoEgress = "gVisor (runsc) under docker refuses connections to host Unix sockets, through which the egress proxy is reached (docker cannot pass runsc --host-uds=open per container; gVisor under podman can)"
 
 // EgressBlocker says why this backend's sandboxes cannot reach the egress
 // proxy, or "" when they can.
 func (b *Backend) EgressBlocker() string {
-	if b.isGVisor(b.opts.OCIRuntime) {
+	if b.isGVisor(b.opts.OCIRuntime) && !b.podman() {
 		return NoEgress
 	}
 	return ""
+}
+
+// podman reports whether the engine is podman: from the resolved engine,
+// else from the command's name (what detectKind decides first).
+func (b *Backend) podman() bool {
+	b.mu.Lock()
+	e := b.eng
+	b.mu.Unlock()
+	if e != nil {
+		return e.kind == Podman
+	}
+	if len(b.opts.Command) == 0 {
+		// resolve prefers podman for gvisor when it is installed.
+		_, err := exec.LookPath(string(Podman))
+		return b.opts.Name != string(Docker) && err == nil
+	}
+	return strings.Contains(strings.ToLower(filepath.Base(b.opts.Command[0])), "podman")
 }
 
 func (b *Backend) isGVisor(runtime string) bool {

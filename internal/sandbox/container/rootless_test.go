@@ -36,9 +36,12 @@ func TestPodmanRootless(t *testing.T) {
 func TestRunArgsLimits(t *testing.T) {
 	spec := sandbox.Spec{ID: "s", Command: []string{"python3"},
 		Limits: sandbox.Limits{MemoryBytes: 256 << 20, PIDs: 64, CPUs: 1}}
+	sockets := []sandbox.Mount{{Source: "/run/l", Target: "/run/codemode/egress", Sockets: true}}
 	tests := []struct {
 		name    string
 		backend string
+		command []string // engine (nil: the backend's default)
+		mounts  []sandbox.Mount
 		rc      runConfig
 		want    []string // "flag value" prefixes that must be there
 		absent  []string // ... and must not
@@ -51,11 +54,20 @@ func TestRunArgsLimits(t *testing.T) {
 			absent: []string{"--memory ", "--memory-swap ", "--pids-limit ", "--cpus "}},
 		{name: "gvisor", backend: "gvisor", rc: runConfig{runtime: "runsc", profile: "/p.json"},
 			want:   []string{"--memory 268435456", "--pids-limit 1024", "--ulimit nproc=64:64", "--cpus 1"},
-			absent: []string{"--security-opt seccomp=", "--ulimit data="}},
+			absent: []string{"--security-opt seccomp=", "--ulimit data=", "--runtime-flag "}},
+		{name: "gvisor under podman with the egress socket", backend: "gvisor", command: []string{"podman"}, mounts: sockets,
+			rc:   runConfig{runtime: "runsc"},
+			want: []string{"--runtime-flag host-uds=open", "--runtime-flag network=none", "--volume /run/l:/run/codemode/egress:ro"}},
+		{name: "gvisor under docker with the egress socket", backend: "gvisor", command: []string{"docker"}, mounts: sockets,
+			rc: runConfig{runtime: "runsc"}, absent: []string{"--runtime-flag "}},
+		{name: "podman with the egress socket", backend: "podman", command: []string{"podman"}, mounts: sockets,
+			rc: runConfig{runtime: "runc"}, absent: []string{"--runtime-flag "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := New(&Options{Name: tt.backend}).runArgs(spec, "c", tt.rc)
+			spec := spec
+			spec.Mounts = tt.mounts
+			args := New(&Options{Name: tt.backend, Command: tt.command}).runArgs(spec, "c", tt.rc)
 			pairs := make([]string, 0, len(args))
 			for i, a := range args {
 				if strings.HasPrefix(a, "--") && i+1 < len(args) {
@@ -127,6 +139,27 @@ func TestDockerRuntime(t *testing.T) {
 		}
 		if err != nil || name != tt.name || (note != "") != tt.note {
 			t.Errorf("dockerRuntime(%q) = %q, %q, %v; want %q (note %v)", tt.want, name, note, err, tt.name, tt.note)
+		}
+	}
+}
+
+// TestEgressBlocker: gVisor carries egress only where runsc can be given
+// host-uds=open per container, which podman does and docker does not.
+func TestEgressBlocker(t *testing.T) {
+	tests := []struct {
+		backend string
+		command []string
+		blocked bool
+	}{
+		{"podman", []string{"podman"}, false},
+		{"docker", []string{"docker"}, false},
+		{"gvisor", []string{"/usr/bin/podman"}, false},
+		{"gvisor", []string{"docker", "-H", "unix:///d.sock"}, true},
+	}
+	for _, tt := range tests {
+		got := New(&Options{Name: tt.backend, Command: tt.command}).EgressBlocker()
+		if (got != "") != tt.blocked {
+			t.Errorf("%s with %q: EgressBlocker() = %q, want blocked %v", tt.backend, tt.command, got, tt.blocked)
 		}
 	}
 }
