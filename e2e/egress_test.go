@@ -136,6 +136,10 @@ import codemode_tinypkg
 out["import"] = codemode_tinypkg.GREETING
 print(json.dumps(out))
 `, plain.URL, other.URL, api.URL, "127.0.0.1", plain.Listener.Addr().(*net.TCPAddr).Port)
+	tools, err := s.cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) != 1 || !strings.Contains(tools.Tools[0].Description, "network: allowed hosts only") {
+		t.Errorf("with egress on, the tool description must not say there is no network: %+v, %v", tools, err)
+	}
 	stdout := s.stdoutOf(t, code)
 	var got map[string]any
 	if len(stdout) != 1 || json.Unmarshal([]byte(stdout[0]), &got) != nil {

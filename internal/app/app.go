@@ -249,6 +249,7 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		Executor: exec, Version: Version, DefaultTimeout: s.Timeout, MaxTimeout: s.MaxTimeout,
 		OutputMode: func() string { return mode }, Manual: manual, Logger: log, Artifacts: files,
 		MaxClientCalls: s.MaxClientCalls, InputWait: s.ApprovalTimeout + time.Minute, TOON: encodeTOON, Observer: tel,
+		Egress: egressProxy != nil,
 	})
 	return &App{Settings: s, Backend: backend, Capabilities: caps, Servers: servers, Pool: pool,
 		Executor: exec, Server: srv, Manual: manual, Log: log, Telemetry: tel, sessionsDir: sessionsDir, guard: guard,

@@ -40,3 +40,14 @@ func TestManualNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestToolDescriptionNetwork: the description the model sees says "no
+// network" only when there is none.
+func TestToolDescriptionNetwork(t *testing.T) {
+	if d := description(false); !strings.Contains(d, "no network") {
+		t.Errorf("without egress: %q", d)
+	}
+	if d := description(true); strings.Contains(d, "no network") || !strings.Contains(d, "network: allowed hosts only") {
+		t.Errorf("with egress: %q", d)
+	}
+}

@@ -44,6 +44,9 @@ type Options struct {
 	InputWait time.Duration
 	// Observer traces and measures run_python calls (nil: none).
 	Observer Observer
+	// Egress: sandboxes reach allow-listed hosts (the tool description
+	// must not say "no network").
+	Egress bool
 	Logger   *slog.Logger
 }
 
@@ -89,7 +92,7 @@ func New(opts Options) *Server {
 	s.mcp.AddReceivingMiddleware(s.requestIDs)
 	s.mcp.AddTool(&mcp.Tool{
 		Name:        ToolName,
-		Description: toolDescription,
+		Description: description(opts.Egress),
 		InputSchema: json.RawMessage(inputSchema(int(opts.DefaultTimeout/time.Second), int(opts.MaxTimeout/time.Second))),
 	}, s.observed(s.runPython))
 	s.mcp.AddResource(&mcp.Resource{

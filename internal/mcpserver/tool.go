@@ -24,6 +24,15 @@ const toolDescription = "Run Python in a persistent sandbox (state kept per sess
 	"Configured MCP servers are callable as `await mcp_<server>.<tool>(...)`. " +
 	"Start with `print(runtime.capability_summary())`."
 
+// description is the tool's description: with egress on, the model must not
+// be told there is no network (the manual names the hosts).
+func description(egress bool) string {
+	if egress {
+		return strings.Replace(toolDescription, "no network", "network: allowed hosts only", 1)
+	}
+	return toolDescription
+}
+
 func inputSchema(defaultTimeout, maxTimeout int) jsontext.Value {
 	return jsontext.Value(fmt.Sprintf(`{"type":"object","properties":{`+
 		`"code":{"type":"string","description":"Python; top-level await works; a last expression is echoed"},`+
