@@ -47,7 +47,7 @@ type Options struct {
 	// Egress: sandboxes reach allow-listed hosts (the tool description
 	// must not say "no network").
 	Egress bool
-	Logger   *slog.Logger
+	Logger *slog.Logger
 }
 
 // Server is the MCP server.
