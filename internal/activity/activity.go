@@ -46,7 +46,10 @@ type Recorder struct {
 	pending  map[string]*pendingAsk
 }
 
-type sessionKey struct{ owner, name string }
+// sessionKey finds a session's timeline: gen is "" while the session
+// lives, and its id once it ended, so a later session under the same name
+// starts a timeline of its own.
+type sessionKey struct{ owner, name, gen string }
 
 // Session is one run_python session as the console shows it.
 type Session struct {
@@ -56,6 +59,7 @@ type Session struct {
 	Name       string    `json:"name"`
 	Started    time.Time `json:"started"`
 	LastActive time.Time `json:"last_active"`
+	Ended      time.Time `json:"ended,omitzero"` // closed, expired or disconnected
 	Cells      []*Cell   `json:"cells"`
 	owner      string
 }
@@ -166,7 +170,7 @@ func (r *Recorder) CallStarted(ctx context.Context, info executor.CallInfo) cont
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := sessionKey{info.Owner, info.Session}
+	k := sessionKey{info.Owner, info.Session, ""}
 	s := r.sessions[k]
 	if s == nil {
 		s = &Session{ID: newID(), Principal: info.Principal, Name: info.Session, Started: now, LastActive: now, owner: info.Owner}
@@ -184,6 +188,23 @@ func (r *Recorder) CallStarted(ctx context.Context, info executor.CallInfo) cont
 	}
 	r.touch()
 	return context.WithValue(ctx, cellKey{}, cellRef{s, c})
+}
+
+// SessionClosed ends the timeline of a session that ended (closed, idle,
+// its connection gone): it stays in view, and a new session under the same
+// name starts its own.
+func (r *Recorder) SessionClosed(owner, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := sessionKey{owner, name, ""}
+	s := r.sessions[k]
+	if s == nil {
+		return
+	}
+	delete(r.sessions, k)
+	s.Ended = time.Now()
+	r.sessions[sessionKey{owner, name, s.ID}] = s
+	r.touch()
 }
 
 // CallEnded completes the cell of ctx.
@@ -280,7 +301,7 @@ func (r *Recorder) Post(ctx context.Context, req approval.Request) (<-chan appro
 		Arguments: r.cut(string(req.Arguments)), Reason: req.Reason, Rule: req.Rule, Asked: time.Now(),
 	}}
 	r.mu.Lock()
-	if s := r.sessions[sessionKey{req.Owner, req.Session}]; s != nil {
+	if s := r.sessions[sessionKey{req.Owner, req.Session, ""}]; s != nil {
 		p.SessionID = s.ID
 	}
 	r.pending[p.ID] = p
@@ -312,12 +333,12 @@ func (r *Recorder) Answer(id string, see func(principal string) bool, reply appr
 	return nil
 }
 
-// Session returns the owner and name of a session that see allows.
+// Session returns the owner and name of a live session that see allows.
 func (r *Recorder) Session(id string, see func(principal string) bool) (owner, name string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k, s := range r.sessions {
-		if s.ID == id && see(s.Principal) {
+		if s.ID == id && k.gen == "" && see(s.Principal) {
 			return k.owner, k.name, nil
 		}
 	}

@@ -129,3 +129,35 @@ func TestBoard(t *testing.T) {
 		t.Errorf("withdrawn ask still shown: %+v", v.Approvals)
 	}
 }
+
+// TestClosedSessionKeepsItsTimeline: a session that ended stays in view,
+// marked ended and no longer actionable; a new session under the same name
+// starts a timeline of its own.
+func TestClosedSessionKeepsItsTimeline(t *testing.T) {
+	r := New(Options{})
+	done := &executor.Result{Status: executor.StatusSuccess}
+	cell(t, r, "alice", "principal:alice", "work", nil, done)
+	first := r.View(all).Sessions[0]
+	r.SessionClosed("principal:alice", "work")
+	r.SessionClosed("principal:alice", "nope") // unknown: nothing happens
+	if _, _, err := r.Session(first.ID, all); err == nil {
+		t.Error("an ended session can still be acted on")
+	}
+	time.Sleep(time.Millisecond) // the view orders by last activity
+	cell(t, r, "alice", "principal:alice", "work", nil, done)
+	cell(t, r, "alice", "principal:alice", "work", nil, done)
+	v := r.View(all)
+	if len(v.Sessions) != 2 {
+		t.Fatalf("want the ended and the new timeline, got %d sessions", len(v.Sessions))
+	}
+	now, old := v.Sessions[0], v.Sessions[1]
+	if old.ID != first.ID || old.Ended.IsZero() || len(old.Cells) != 1 {
+		t.Errorf("ended timeline: id %s (want %s), ended %v, %d cells", old.ID, first.ID, old.Ended, len(old.Cells))
+	}
+	if now.ID == first.ID || !now.Ended.IsZero() || len(now.Cells) != 2 {
+		t.Errorf("new timeline: id %s, ended %v, %d cells", now.ID, now.Ended, len(now.Cells))
+	}
+	if owner, name, err := r.Session(now.ID, all); err != nil || owner != "principal:alice" || name != "work" {
+		t.Errorf("Session(new) = %q %q %v", owner, name, err)
+	}
+}

@@ -216,9 +216,12 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 		BootConfig: bootConfig, Logger: log,
 		Router:      mux,
 		CallContext: gate.WithRun,
-		SessionEnded: func(principal, owner, session string) {
+		SessionEnded: func(principal, owner, session string, closed bool) {
 			if guard != nil {
 				guard.SessionEnded(principal, owner, session)
+			}
+			if recorder != nil && closed {
+				recorder.SessionClosed(owner, session)
 			}
 		},
 		Watcher:   watcher(recorder),

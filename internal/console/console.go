@@ -278,7 +278,8 @@ func (c *Console) snapshot(l *login) State {
 	st := State{Principal: l.Principal, Admin: l.Admin, CSRF: l.csrf, Backend: c.opts.Backend, Version: v.Version, Sessions: []SessionView{}, Approvals: v.Approvals}
 	for _, s := range v.Sessions {
 		sv := SessionView{Session: s, State: "closed", IdleMS: time.Since(s.LastActive).Milliseconds(), MemoryBytes: -1}
-		if info, ok := live[[2]string{s.Owner(), s.Name}]; ok {
+		// An ended timeline is closed even when a new session took its name.
+		if info, ok := live[[2]string{s.Owner(), s.Name}]; ok && s.Ended.IsZero() {
 			sv.State, sv.Sandbox, sv.IdleMS, sv.MemoryBytes = "idle", info.Sandbox, info.Idle.Milliseconds(), info.MemoryBytes
 		}
 		if n := len(s.Cells); n > 0 && s.Cells[n-1].Status == "running" {

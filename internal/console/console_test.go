@@ -409,3 +409,21 @@ func BenchmarkState50Sessions(b *testing.B) {
 		c.state(rr, nil, l)
 	}
 }
+
+// TestEndedTimelineIsClosed: after alice's session ended and a new one took
+// its name, the page shows the old timeline closed and the new one live.
+func TestEndedTimelineIsClosed(t *testing.T) {
+	f := newFixture(t)
+	f.rec.SessionClosed("c-alice", "default")
+	ctx := f.rec.CallStarted(context.Background(), executor.CallInfo{Principal: "alice", Owner: "c-alice", Session: "default", Code: "1"})
+	f.rec.CallEnded(ctx, &executor.Result{Status: executor.StatusSuccess})
+	st, code := f.state(t, f.client(t, "alice-token-0123456789"))
+	var states []string
+	for _, s := range st.Sessions {
+		states = append(states, s.State)
+	}
+	slices.Sort(states)
+	if code != http.StatusOK || strings.Join(states, ",") != "closed,idle" {
+		t.Errorf("alice's sessions are %v (%d), want one closed and one idle", states, code)
+	}
+}

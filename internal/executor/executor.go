@@ -48,8 +48,9 @@ type Options struct {
 	BootConfig func() jsontext.Value
 	// Router answers requests from a session's code (nil: none).
 	Router Router
-	// SessionEnded, if set, learns that a session was reset or closed.
-	SessionEnded func(principal, owner, session string)
+	// SessionEnded, if set, learns that a session was reset (closed false:
+	// the name lives on with a fresh interpreter) or ended (closed true).
+	SessionEnded func(principal, owner, session string, closed bool)
 	// CallContext, if set, prepares the context of each call, whose values
 	// the code's requests see (e.g. a per-call budget of tool calls).
 	CallContext func(ctx context.Context) context.Context
@@ -303,7 +304,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	}
 	if req.Reset {
 		m.endInterpreter(s, "", ExitReset)
-		m.sessionEnded(s)
+		m.sessionEnded(s, false)
 	}
 	if s.ended != "" {
 		res.Notes = append(res.Notes, s.ended)
@@ -819,7 +820,7 @@ func (m *Manager) closeHeld(s *session) {
 		delete(m.sessions, s.key)
 	}
 	m.mu.Unlock()
-	m.sessionEnded(s)
+	m.sessionEnded(s, true)
 	m.endInterpreter(s, "", ExitClosed)
 }
 
@@ -838,9 +839,9 @@ func (m *Manager) CloseOwner(owner string) {
 	m.killAll(victims, ExitDisconnect)
 }
 
-func (m *Manager) sessionEnded(s *session) {
+func (m *Manager) sessionEnded(s *session, closed bool) {
 	if m.opts.SessionEnded != nil {
-		m.opts.SessionEnded(s.principal, s.key.owner, s.key.name)
+		m.opts.SessionEnded(s.principal, s.key.owner, s.key.name, closed)
 	}
 }
 
@@ -858,7 +859,7 @@ func (m *Manager) killAll(victims []*session, cause string) {
 	}()
 	var wg sync.WaitGroup
 	for _, s := range victims {
-		m.sessionEnded(s)
+		m.sessionEnded(s, true)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -947,7 +948,7 @@ func (m *Manager) ResetSession(owner, name, why string) bool {
 	if s == nil {
 		return false
 	}
-	m.sessionEnded(s)
+	m.sessionEnded(s, false)
 	if in := s.interp(); in != nil {
 		in.Kill(context.Background()) // ends a running call, which releases the lock
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -44,7 +45,9 @@ func TestWatcherSeesEveryCall(t *testing.T) {
 
 func TestResetAndCloseOneSession(t *testing.T) {
 	var ended []string
-	m := newManager(t, Options{SessionEnded: func(principal, owner, session string) { ended = append(ended, owner+"/"+session) }})
+	m := newManager(t, Options{SessionEnded: func(principal, owner, session string, closed bool) {
+		ended = append(ended, fmt.Sprintf("%s/%s closed=%v", owner, session, closed))
+	}})
 	for _, s := range []string{"a", "b"} {
 		if r := run(t, m, s, "x = 1"); r.Status != StatusSuccess {
 			t.Fatalf("session %s: %+v", s, r)
@@ -64,7 +67,7 @@ func TestResetAndCloseOneSession(t *testing.T) {
 	for _, s := range m.Sessions() {
 		names = append(names, s.Name+":"+s.Principal)
 	}
-	if strings.Join(names, ",") != "a:default" || strings.Join(ended, ",") != "test/a,test/b" {
+	if strings.Join(names, ",") != "a:default" || strings.Join(ended, ",") != "test/a closed=false,test/b closed=true" {
 		t.Errorf("sessions %v, ended %v", names, ended)
 	}
 }
