@@ -50,7 +50,7 @@ step() {
 install_packages() {
 	ensure_runtime_deps
 	ensure_go
-	apt_install python3-numpy python3-pandas python3-matplotlib python3-pil util-linux podman runc uidmap slirp4netns fuse-overlayfs debootstrap docker.io chromium
+	apt_install curl python3-pip python3-numpy python3-pandas python3-matplotlib python3-pil util-linux podman runc uidmap slirp4netns fuse-overlayfs debootstrap docker.io chromium
 }
 
 install_npm() {
