@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,13 +34,14 @@ func (g *Gate) Govern(ctx context.Context, r egress.Request) (func(egress.Outcom
 	start := time.Now()
 	argsJSON, _ := jsonv2.Marshal(map[string]any{"method": r.Method, "path": r.Path, "port": r.Port}, jsonv2.Deterministic(true))
 	rec := audit.Record{Kind: audit.KindEgress, Principal: r.Caller.Principal, Session: r.Caller.Session, CallID: newCallID(),
-		Server: EgressServer, Tool: r.Host, Args: jsontext.Value(argsJSON)}
+		Server: EgressServer, Tool: r.Host}
 	observe := func(host, decision string, in, out int64) {
 		if g.opts.EgressObserve != nil {
 			g.opts.EgressObserve(host, decision, in, out)
 		}
 	}
 	if r.Refusal != "" {
+		setArgs(&rec, argsJSON, false)
 		rec.Decision, rec.Rule, rec.Outcome, rec.Reason = audit.DecisionDeny, "egress", audit.OutcomeDenied, r.Refusal
 		g.record(rec)
 		observe(EgressUnlisted, audit.DecisionDeny, 0, 0)
@@ -49,34 +51,18 @@ func (g *Gate) Govern(ctx context.Context, r egress.Request) (func(egress.Outcom
 	if p := peer.From(ctx); p != nil {
 		in.Claims = p.Claims
 	}
-	d := g.opts.Policy.Current().Decide(ctx, in)
-	for _, ce := range d.ConditionErrors {
-		g.log.WarnContext(ctx, "policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", EgressServer, "tool", r.Host)
-	}
-	if g.opts.Observe != nil {
-		g.opts.Observe(d)
-	}
+	d := g.decide(ctx, in)
 	rec.Decision, rec.Rule, rec.Reason = d.Effect.String(), d.Rule.Label, d.Reason
-	if d.Redact {
-		rec.Args, rec.ArgsSHA256 = nil, mustDigest(argsJSON)
-	}
+	setArgs(&rec, argsJSON, d.Redact)
 	refuse := func(msg string) (func(egress.Outcome), error) {
 		rec.Outcome = audit.OutcomeDenied
 		g.record(rec)
 		observe(r.Entry, audit.DecisionDeny, 0, 0)
-		return nil, fmt.Errorf("%s", msg)
+		return nil, errors.New(msg)
 	}
 	switch d.Effect {
 	case policy.Deny:
-		msg := fmt.Sprintf("requests to %s are denied by policy (%s", r.Host, d.Rule.Label)
-		if d.Rule.Line > 0 {
-			msg += fmt.Sprintf(", line %d", d.Rule.Line)
-		}
-		msg += ")"
-		if d.Reason != "" {
-			msg += ": " + d.Reason
-		}
-		return refuse(msg)
+		return refuse(deniedBy("requests to "+r.Host+" are denied", d))
 	case policy.Ask:
 		resume := hostrpc.PauseTimeout(ctx) // the human's time is not the code's
 		ans, err := g.opts.Approver.Ask(ctx, approval.Request{Principal: r.Caller.Principal, Owner: r.Caller.Owner, Session: r.Caller.Session,
@@ -100,9 +86,4 @@ func (g *Gate) Govern(ctx context.Context, r egress.Request) (func(egress.Outcom
 		g.record(done)
 		observe(r.Entry, audit.DecisionAllow, o.BytesIn, o.BytesOut)
 	}, nil
-}
-
-func mustDigest(args []byte) string {
-	d, _ := audit.ArgsDigest(jsontext.Value(args))
-	return d
 }

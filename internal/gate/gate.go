@@ -112,24 +112,13 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 				g.log.WarnContext(ctx, "tool annotations unreadable; rules see none", "server", c.Server, "tool", c.Tool, "error", err)
 			}
 		}
-		pol := g.opts.Policy.Current()
-		d := pol.Decide(ctx, in)
-		for _, ce := range d.ConditionErrors {
-			g.log.WarnContext(ctx, "policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", c.Server, "tool", c.Tool)
-		}
-		if g.opts.Observe != nil {
-			g.opts.Observe(d)
-		}
+		d := g.decide(ctx, in)
 		if g.opts.Decided != nil {
 			g.opts.Decided(ctx, d)
 		}
 		rec := audit.Record{Kind: audit.KindDecision, Principal: c.Caller.Principal, Session: c.Caller.Session,
 			CallID: newCallID(), Server: c.Server, Tool: c.Tool, Decision: d.Effect.String(), Rule: d.Rule.Label, Reason: d.Reason}
-		if d.Redact {
-			rec.ArgsSHA256, _ = audit.ArgsDigest(jsontext.Value(argsJSON))
-		} else {
-			rec.Args = jsontext.Value(argsJSON)
-		}
+		setArgs(&rec, argsJSON, d.Redact)
 		finish := func(outcome string, err error) {
 			call := rec
 			call.Kind, call.Outcome, call.DurationMS = audit.KindCall, outcome, time.Since(start).Milliseconds()
@@ -142,7 +131,7 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 		if d.Effect == policy.Deny {
 			rec.Outcome = audit.OutcomeDenied
 			g.record(rec)
-			return nil, &hostrpc.Error{Kind: "denied", Server: c.Server, Tool: c.Tool, Message: denied(c, d)}
+			return nil, &hostrpc.Error{Kind: "denied", Server: c.Server, Tool: c.Tool, Message: deniedBy(c.Server+"."+c.Tool+" is denied", d)}
 		}
 		// Limits before asking: a human is not asked for a call that could
 		// not run anyway.
@@ -189,6 +178,29 @@ func (g *Gate) Middleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 	}
 }
 
+// decide asks the policy in force, logging conditions that failed to
+// evaluate (their rules did not match) and counting the decision.
+func (g *Gate) decide(ctx context.Context, in policy.Input) policy.Decision {
+	d := g.opts.Policy.Current().Decide(ctx, in)
+	for _, ce := range d.ConditionErrors {
+		g.log.WarnContext(ctx, "policy condition failed; the rule did not match", "rule", ce.Rule.Label, "line", ce.Rule.Line, "error", ce.Message, "server", in.Server, "tool", in.Tool)
+	}
+	if g.opts.Observe != nil {
+		g.opts.Observe(d)
+	}
+	return d
+}
+
+// setArgs puts a call's arguments in its audit record, or only their
+// digest when the rule redacts them.
+func setArgs(rec *audit.Record, argsJSON []byte, redact bool) {
+	if redact {
+		rec.ArgsSHA256, _ = audit.ArgsDigest(jsontext.Value(argsJSON))
+	} else {
+		rec.Args = jsontext.Value(argsJSON)
+	}
+}
+
 // record appends to the audit log; a failing log is reported, and the call
 // goes on (the log's own error stops later records, see audit.Log).
 func (g *Gate) record(r audit.Record) {
@@ -197,8 +209,11 @@ func (g *Gate) record(r audit.Record) {
 	}
 }
 
-func denied(c *hostrpc.ToolCall, d policy.Decision) string {
-	msg := fmt.Sprintf("%s.%s is denied by policy (%s", c.Server, c.Tool, d.Rule.Label)
+// deniedBy says why the policy refused an action ("X is denied by policy
+// (rule, line N): reason"), the same for tool calls, adds and egress;
+// refused is the sentence's start ("X is denied").
+func deniedBy(refused string, d policy.Decision) string {
+	msg := fmt.Sprintf("%s by policy (%s", refused, d.Rule.Label)
 	if d.Rule.Line > 0 {
 		msg += fmt.Sprintf(", line %d", d.Rule.Line)
 	}
@@ -254,15 +269,7 @@ func (g *Gate) DecideAdd(ctx context.Context, r AddRequest) error {
 	case !r.Catalogued:
 		return refuse("not_found", fmt.Sprintf("%s is in no catalog; only catalog entries can be added from code (runtime.find_servers lists them)", r.Name))
 	case d.Effect == policy.Deny:
-		msg := fmt.Sprintf("adding %s is denied by policy (%s", r.Name, d.Rule.Label)
-		if d.Rule.Line > 0 {
-			msg += fmt.Sprintf(", line %d", d.Rule.Line)
-		}
-		msg += ")"
-		if d.Reason != "" {
-			msg += ": " + d.Reason
-		}
-		return refuse("denied", msg)
+		return refuse("denied", deniedBy("adding "+r.Name+" is denied", d))
 	case d.Effect == policy.Ask:
 		action := fmt.Sprintf("add the MCP server %s (%s, from %s) and start it", r.Name, r.Registry, r.Source)
 		if r.Persist {
