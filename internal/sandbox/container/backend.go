@@ -337,7 +337,7 @@ func (b *Backend) EgressBlocker() string {
 }
 
 // podman reports whether the engine is podman: from the resolved engine,
-// else from the command's name (what detectKind decides first).
+// else from the command's name.
 func (b *Backend) podman() bool {
 	b.mu.Lock()
 	e := b.eng
@@ -350,7 +350,8 @@ func (b *Backend) podman() bool {
 		_, err := exec.LookPath(string(Podman))
 		return b.opts.Name != string(Docker) && err == nil
 	}
-	return strings.Contains(strings.ToLower(filepath.Base(b.opts.Command[0])), "podman")
+	k, _ := kindByName(b.opts.Command[0])
+	return k == Podman
 }
 
 func (b *Backend) isGVisor(runtime string) bool {

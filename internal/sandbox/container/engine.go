@@ -31,12 +31,8 @@ type engine struct {
 // detectKind names the engine from its command (a path or a name like
 // "podman-remote"), or from its version output when the name says nothing.
 func detectKind(ctx context.Context, command []string, env []string) (Kind, error) {
-	base := strings.ToLower(filepath.Base(command[0]))
-	switch {
-	case strings.Contains(base, "podman"):
-		return Podman, nil
-	case strings.Contains(base, "docker"):
-		return Docker, nil
+	if k, ok := kindByName(command[0]); ok {
+		return k, nil
 	}
 	e := engine{command: command, env: env}
 	out, err := e.output(ctx, "version")
@@ -47,6 +43,18 @@ func detectKind(ctx context.Context, command []string, env []string) (Kind, erro
 		return Podman, nil
 	}
 	return Docker, nil
+}
+
+// kindByName names the engine from its program's name, when that says.
+func kindByName(program string) (Kind, bool) {
+	base := strings.ToLower(filepath.Base(program))
+	switch {
+	case strings.Contains(base, "podman"):
+		return Podman, true
+	case strings.Contains(base, "docker"):
+		return Docker, true
+	}
+	return "", false
 }
 
 func (e engine) cmd(ctx context.Context, args ...string) *exec.Cmd {
