@@ -100,10 +100,15 @@ type Exit struct {
 	Signal    string // signal that ended the command, if any
 	OOMKilled bool   // the memory limit was hit
 	Killed    bool   // ended by Kill
+	// Detached: the sandbox lives on, but another codemode process
+	// reattached to it (see Reattacher), so this one's connection ended.
+	Detached bool
 }
 
 func (e Exit) String() string {
 	switch {
+	case e.Detached:
+		return "taken over by another codemode process"
 	case e.Killed:
 		return "killed"
 	case e.OOMKilled:
@@ -114,6 +119,24 @@ func (e Exit) String() string {
 		return fmt.Sprintf("exited with code %d", e.Code)
 	}
 }
+
+// A Reattacher is a Backend whose sandboxes outlive the codemode process
+// that started them (Kubernetes Pods), so that any replica can serve a
+// session. Optional.
+type Reattacher interface {
+	// Reattach connects to the running sandbox started with a Spec whose
+	// Labels include all of labels, and returns ErrNotFound when there is
+	// none. Its command was started by another Start and keeps its state;
+	// the returned Session's Stdout first repeats the first wire message
+	// frame the command ever wrote (the runtime's ready message), then
+	// carries what it writes from now on. A process already connected to
+	// that sandbox is disconnected: its Session's Wait returns an Exit with
+	// Detached set, and its Kill only drops its connection.
+	Reattach(ctx context.Context, labels map[string]string) (Session, error)
+}
+
+// ErrNotFound reports that no sandbox matches.
+var ErrNotFound = errors.New("sandbox: no such sandbox")
 
 // Capabilities reports what a backend enforces on this host.
 type Capabilities struct {

@@ -203,3 +203,30 @@ func probe(t testing.TB, argv []string) (string, error) {
 	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
+
+// Kube describes the single-node test cluster that scripts/kube-up.sh
+// brings up (scripts/testdeps.sh runs it and records it in the env file).
+type Kube struct {
+	Kubeconfig  string // admin kubeconfig of the cluster
+	Kubectl     string // kubectl of the cluster's version (next to Kubeconfig)
+	Image       string // the Python sandbox image, imported into the node's containerd
+	ServerImage string // codemode's own server image, built from this checkout
+}
+
+// Cluster returns the test cluster, or reports it missing.
+func Cluster(t testing.TB) Kube {
+	t.Helper()
+	k := Kube{
+		Kubeconfig:  setting("CODEMODE_TEST_KUBECONFIG"),
+		Image:       setting("CODEMODE_TEST_KUBE_IMAGE"),
+		ServerImage: setting("CODEMODE_TEST_KUBE_SERVER_IMAGE"),
+	}
+	if k.Kubeconfig == "" || k.Image == "" || k.ServerImage == "" {
+		Missing(t, "kubernetes", "no test cluster recorded in "+envFile()+" ("+installHint+" runs scripts/kube-up.sh)")
+	}
+	if _, err := os.Stat(k.Kubeconfig); err != nil {
+		Missing(t, "kubernetes", "the test cluster's kubeconfig is gone: "+err.Error()+" (run scripts/kube-up.sh)")
+	}
+	k.Kubectl = filepath.Join(filepath.Dir(k.Kubeconfig), "kubectl")
+	return k
+}
