@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,11 @@ type Request struct {
 	// cap end this one (created by this request) when it is the least
 	// recently used idle one: a handle its client may have dropped.
 	Evictable bool
+	// Lasting: the session belongs to a principal rather than to one
+	// connection, so where the backend's sandboxes outlive this process
+	// (sandbox.Reattacher) it does too: any replica reattaches to it, and
+	// shutting down leaves it running.
+	Lasting bool
 	// Close ends the session after the call; with no code, the call only
 	// closes it.
 	Close   bool
@@ -180,11 +186,16 @@ type session struct {
 	key       key
 	principal string
 	evictable bool // see Request.Evictable
-	lock      chan struct{}
-	lastUsed  time.Time // guarded by Manager.mu
-	ended     string    // why the previous interpreter ended, reported once; guarded by lock
-	calls     int       // calls that spilled output, for file names; guarded by lock
-	call      atomic.Pointer[callState]
+	lasting   bool // see Request.Lasting
+	// reattach: look for the session's sandbox in the backend before
+	// starting one (a session new to this process, or one another process
+	// took over). Guarded by lock.
+	reattach bool
+	lock     chan struct{}
+	lastUsed time.Time // guarded by Manager.mu
+	ended    string    // why the previous interpreter ended, reported once; guarded by lock
+	calls    int       // calls that spilled output, for file names; guarded by lock
+	call     atomic.Pointer[callState]
 
 	mu sync.Mutex // guards in, which killAll reads while a call holds lock
 	in *interpreter.Interpreter
@@ -288,7 +299,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 		defer func() { o.CallEnded(ctx, res) }()
 	}
 	actx, span := tracer(ctx).Start(ctx, "session acquire", trace.WithAttributes(attrSession.String(name)))
-	s, err := m.acquire(actx, key{req.Owner, name}, principal, req.Existing, req.Evictable)
+	s, err := m.acquire(actx, key{req.Owner, name}, principal, req)
 	endSpan(span, err)
 	if err != nil {
 		res.Status, res.Error = StatusError, err.Error()
@@ -320,6 +331,13 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	if in != nil {
 		select {
 		case <-in.Dead():
+			if in.Exit().Detached {
+				// Another replica took the session over; take it back.
+				s.setInterp(nil)
+				s.reattach = true
+				in = nil
+				break
+			}
 			// It died between calls (killed from outside, OOM in a
 			// background thread): the code has not run, so run it afresh.
 			m.exited(exitCause(in.Exit(), false))
@@ -329,6 +347,20 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 			in = nil
 		default:
 		}
+	}
+	if in == nil && s.reattach {
+		s.reattach = false
+		var err error
+		if in, err = m.reattach(ctx, s); err != nil {
+			res.Status, res.Error = StatusError, err.Error()
+			return res
+		}
+		if in == nil && req.Existing {
+			m.closeHeld(s)
+			res.Status, res.Error = StatusError, noSession(name).Error()
+			return res
+		}
+		s.setInterp(in)
 	}
 	for attempt := 0; ; attempt++ {
 		if in == nil {
@@ -554,16 +586,18 @@ func lastNonEmptyLine(data []byte) []byte {
 // acquire returns the session for k, creating it if the caps allow (or an
 // evictable session of the principal makes room, and existing does not
 // forbid it), and takes its lock.
-func (m *Manager) acquire(ctx context.Context, k key, principal string, existing, evictable bool) (*session, error) {
+func (m *Manager) acquire(ctx context.Context, k key, principal string, req Request) (*session, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
 	s := m.sessions[k]
-	if s == nil && existing {
+	// A lasting session may live in a sandbox another replica started.
+	reattach := s == nil && req.Lasting && m.reattacher()
+	if s == nil && req.Existing && !reattach {
 		m.mu.Unlock()
-		return nil, fmt.Errorf("%w %q: it was closed, expired or evicted unused, or is not this client's; call without `session` to start a new one", ErrNoSession, k.name)
+		return nil, noSession(k.name)
 	}
 	var evicted *session
 	if s == nil {
@@ -577,7 +611,8 @@ func (m *Manager) acquire(ctx context.Context, k key, principal string, existing
 			delete(m.sessions, evicted.key)
 			<-evicted.lock // evictable took it: the session is idle
 		}
-		s = &session{key: k, principal: principal, evictable: evictable, lock: make(chan struct{}, 1), lastUsed: time.Now()}
+		s = &session{key: k, principal: principal, evictable: req.Evictable, lasting: req.Lasting, reattach: reattach,
+			lock: make(chan struct{}, 1), lastUsed: time.Now()}
 		m.sessions[k] = s
 	}
 	m.mu.Unlock()
@@ -601,6 +636,60 @@ func (m *Manager) acquire(ctx context.Context, k key, principal string, existing
 		return nil, errors.New("session was closed")
 	}
 	return s, nil
+}
+
+func noSession(name string) error {
+	return fmt.Errorf("%w %q: it was closed, expired or evicted unused, or is not this client's; call without `session` to start a new one", ErrNoSession, name)
+}
+
+// reattacher reports whether the backend's sandboxes outlive this process.
+func (m *Manager) reattacher() bool {
+	_, ok := m.opts.Backend.(sandbox.Reattacher)
+	return ok
+}
+
+// labels are what a session's sandbox carries, so any replica can find it
+// (sandbox.Reattacher). Backends make the values fit their label syntax.
+func (s *session) labels() map[string]string {
+	return map[string]string{
+		"codemode.owner":   s.key.owner,
+		"codemode.session": s.key.name,
+		"codemode.lasting": strconv.FormatBool(s.lasting),
+	}
+}
+
+// reattach connects s to its sandbox if one is running (started by another
+// replica, or by this process before another took it over), or returns
+// nil.
+func (m *Manager) reattach(ctx context.Context, s *session) (*interpreter.Interpreter, error) {
+	ctx, span := tracer(ctx).Start(ctx, "sandbox reattach", trace.WithAttributes(attrBackend.String(m.opts.Backend.Name())))
+	defer span.End()
+	bound := new(atomic.Pointer[session])
+	bound.Store(s)
+	// The sandbox's id is known once connected, and requests may come
+	// right away (from a call the previous replica started).
+	var sandboxID atomic.Pointer[string]
+	rpc := func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, *wire.RPCError) {
+		id := ""
+		if p := sandboxID.Load(); p != nil {
+			id = *p
+		}
+		return m.route(bound, id)(ctx, method, params)
+	}
+	start := time.Now()
+	in, err := interpreter.Reattach(ctx, interpreter.Options{Backend: m.opts.Backend, Python: m.opts.Python,
+		RPC: rpc, Logger: m.log}, s.labels())
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		endSpan(span, err)
+		return nil, fmt.Errorf("reattaching to the session's sandbox: %w", err)
+	}
+	id := in.ID()
+	sandboxID.Store(&id)
+	m.log.InfoContext(ctx, "session reattached", "session", s.key.name, "sandbox", in.ID(), "duration", time.Since(start))
+	return in, nil
 }
 
 // roomFor says why principal may not start another session, or nil.
@@ -654,6 +743,10 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 	ctx, span := tracer(ctx).Start(ctx, "sandbox acquire", trace.WithAttributes(attrBackend.String(m.opts.Backend.Name())))
 	defer span.End()
 	if in := m.claimSpare(s); in != nil {
+		if err := in.Relabel(ctx, s.labels()); err != nil {
+			in.Kill(context.Background())
+			return nil, fmt.Errorf("labelling a spare sandbox for the session: %w", err)
+		}
 		span.SetAttributes(attrSource.String("spare"), attrSandbox.String(in.ID()))
 		m.log.InfoContext(ctx, "session started from a spare", "session", s.key.name, "sandbox", in.ID())
 		return in, nil
@@ -661,7 +754,7 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 	span.SetAttributes(attrSource.String("cold"))
 	start := time.Now()
 	sctx, sspan := tracer(ctx).Start(ctx, "sandbox start")
-	in, bound, err := m.newInterpreter(sctx, s.key.name, nil)
+	in, bound, err := m.newInterpreter(sctx, s.labels(), nil)
 	endSpan(sspan, err)
 	if err != nil {
 		span.SetStatus(codes.Error, "sandbox start failed")
@@ -677,7 +770,7 @@ func (m *Manager) startInterpreter(ctx context.Context, s *session) (*interprete
 
 // newInterpreter starts a sandboxed interpreter; RPCs of its code go to
 // whatever session bound points at.
-func (m *Manager) newInterpreter(ctx context.Context, label string, preload []string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
+func (m *Manager) newInterpreter(ctx context.Context, labels map[string]string, preload []string) (*interpreter.Interpreter, *atomic.Pointer[session], error) {
 	id := newID()
 	bound := new(atomic.Pointer[session])
 	mounts := m.opts.Mounts
@@ -697,7 +790,7 @@ func (m *Manager) newInterpreter(ctx context.Context, label string, preload []st
 			ID:     id,
 			Limits: m.opts.Limits,
 			Mounts: mounts,
-			Labels: map[string]string{"codemode.session": label},
+			Labels: labels,
 		},
 		Python:  m.opts.Python,
 		Env:     env,
@@ -770,7 +863,7 @@ func (m *Manager) refillSpares() {
 		go func() {
 			defer m.wg.Done()
 			start := time.Now()
-			in, bound, err := m.newInterpreter(context.Background(), "spare", m.opts.PreloadModules)
+			in, bound, err := m.newInterpreter(context.Background(), map[string]string{"codemode.session": "spare"}, m.opts.PreloadModules)
 			if err == nil && m.opts.Observer != nil {
 				m.opts.Observer.SandboxStarted(true, time.Since(start))
 			}
@@ -806,11 +899,25 @@ func (m *Manager) endInterpreter(s *session, why, cause string) {
 		return
 	}
 	s.ended = why
+	if m.leaves(s, in, cause) {
+		if err := in.Detach(context.Background()); err != nil {
+			m.log.Warn("leaving a lasting sandbox", "sandbox", in.ID(), "error", err)
+		}
+		m.dropArtifacts(in.ID())
+		return
+	}
 	m.exited(cause)
 	if err := in.Kill(context.Background()); err != nil {
 		m.log.Warn("killing sandbox", "sandbox", in.ID(), "error", err)
 	}
 	m.dropArtifacts(in.ID())
+}
+
+// leaves reports whether ending s's interpreter for cause only lets go of
+// it: a lasting session outlives this process's shutdown where its sandbox
+// can, for another replica to reattach.
+func (m *Manager) leaves(s *session, in *interpreter.Interpreter, cause string) bool {
+	return cause == ExitShutdown && s.lasting && in.Lasting()
 }
 
 // closeHeld ends s, whose lock the caller holds, and forgets it.
@@ -871,7 +978,11 @@ func (m *Manager) killAll(victims []*session, cause string) {
 				<-s.lock
 			default:
 				if in := s.interp(); in != nil {
-					in.Kill(context.Background())
+					if m.leaves(s, in, cause) {
+						in.Detach(context.Background())
+					} else {
+						in.Kill(context.Background())
+					}
 				}
 				s.lock <- struct{}{}
 				m.endInterpreter(s, "", cause)

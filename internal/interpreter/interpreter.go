@@ -8,7 +8,9 @@ package interpreter
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -88,12 +90,15 @@ type Interpreter struct {
 	dead     chan struct{}
 	deadErr  error
 	exit     sandbox.Exit
+	// adopted: reattached to a runtime another process booted, whose cells
+	// may still report (see connect).
+	adopted bool
 }
 
 var bundleOnce = sync.OnceValues(pyruntime.Load)
 
 // Start starts a sandbox, boots the runtime and returns once it is ready.
-func Start(ctx context.Context, opts Options) (_ *Interpreter, err error) {
+func Start(ctx context.Context, opts Options) (*Interpreter, error) {
 	bundle, err := bundleOnce()
 	if err != nil {
 		return nil, fmt.Errorf("loading python runtime: %w", err)
@@ -105,31 +110,66 @@ func Start(ctx context.Context, opts Options) (_ *Interpreter, err error) {
 	spec := opts.Spec
 	spec.Command = []string{python, "-I", "-B", "-c", pyruntime.Bootstrap()}
 	spec.Env = append(baseEnv(), opts.Env...)
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("session", spec.ID)
 	sb, err := opts.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
+	boot := &wire.Boot{Type: wire.TypeBoot, Modules: bundle.Modules, Package: bundle.Packages,
+		Entry: pyruntime.Entry, Config: opts.Config, Preload: opts.Preload}
+	return connect(ctx, opts, spec.ID, sb, boot)
+}
+
+// Reattach connects to the running interpreter of another codemode
+// process's sandbox, found by the labels it carries (sandbox.Reattacher).
+// It keeps the state of its code; sandbox.ErrNotFound means there is none.
+func Reattach(ctx context.Context, opts Options, labels map[string]string) (*Interpreter, error) {
+	r, ok := opts.Backend.(sandbox.Reattacher)
+	if !ok {
+		return nil, sandbox.ErrNotFound
+	}
+	sb, err := r.Reattach(ctx, labels)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, opts, sb.ID(), sb, nil)
+}
+
+// connect runs the client side of a sandbox session: it boots the runtime
+// (boot != nil) or adopts one that booted earlier, and waits for its ready
+// message.
+func connect(ctx context.Context, opts Options, id string, sb sandbox.Session, boot *wire.Boot) (_ *Interpreter, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("session", id)
 	in := &Interpreter{
-		id: spec.ID, sb: sb, w: wire.NewWriter(sb.Stdin()), log: log, rpc: opts.RPC,
+		id: id, sb: sb, w: wire.NewWriter(sb.Stdin()), log: log, rpc: opts.RPC,
 		pings: map[uint64]chan struct{}{}, dead: make(chan struct{}), started: time.Now(),
-		rpcSlots: make(chan struct{}, maxInFlightRPCs),
+		rpcSlots: make(chan struct{}, maxInFlightRPCs), adopted: boot == nil,
+	}
+	if in.adopted {
+		// Cells the previous process started may still answer: new ids
+		// must not be mistaken for theirs.
+		var b [8]byte
+		rand.Read(b[:])
+		in.nextID.Store(binary.BigEndian.Uint64(b[:]) >> 12) // leaves room to count up; exact in a JSON number
 	}
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
-			in.Kill(context.Background())
+			if in.adopted {
+				in.Detach(context.Background())
+			} else {
+				in.Kill(context.Background())
+			}
 		}
 	}()
 	go in.logDiagnostics()
-	boot := wire.Boot{Type: wire.TypeBoot, Modules: bundle.Modules, Package: bundle.Packages,
-		Entry: pyruntime.Entry, Config: opts.Config, Preload: opts.Preload}
-	if err := in.w.WriteMessage(boot); err != nil {
-		return nil, fmt.Errorf("sending boot frame: %w", err)
+	if boot != nil {
+		if err := in.w.WriteMessage(*boot); err != nil {
+			return nil, fmt.Errorf("sending boot frame: %w", err)
+		}
 	}
 	ready := make(chan *wire.Ready, 1)
 	go in.readLoop(wire.NewReader(sb.Stdout(), opts.MaxFrame), ready)
@@ -142,7 +182,7 @@ func Start(ctx context.Context, opts Options) (_ *Interpreter, err error) {
 	select {
 	case r := <-ready:
 		in.python = r.Python
-		log.Debug("interpreter ready", "python", r.Python, "boot", time.Since(in.started))
+		log.Debug("interpreter ready", "python", r.Python, "boot", time.Since(in.started), "adopted", in.adopted)
 		return in, nil
 	case <-in.dead:
 		return nil, fmt.Errorf("python runtime did not start: %w", in.deadErr)
@@ -331,6 +371,35 @@ func (in *Interpreter) Kill(ctx context.Context) error {
 	return err
 }
 
+// Lasting reports whether the sandbox can outlive this process
+// (sandbox.Lasting): Detach leaves it running for a later Reattach.
+func (in *Interpreter) Lasting() bool {
+	_, ok := in.sb.(sandbox.Lasting)
+	return ok
+}
+
+// Relabel gives the sandbox new labels, where its backend keeps them for
+// Reattach (a spare handed to a session); elsewhere it does nothing.
+func (in *Interpreter) Relabel(ctx context.Context, labels map[string]string) error {
+	if l, ok := in.sb.(sandbox.Lasting); ok {
+		return l.Relabel(ctx, labels)
+	}
+	return nil
+}
+
+// Detach lets go of a lasting sandbox, leaving its interpreter running for
+// another process to reattach; other sandboxes are killed.
+func (in *Interpreter) Detach(ctx context.Context) error {
+	l, ok := in.sb.(sandbox.Lasting)
+	if !ok {
+		return in.Kill(ctx)
+	}
+	in.cancel()
+	err := l.Detach(ctx)
+	<-in.dead
+	return err
+}
+
 // abort kills the sandbox without waiting for the read loop to see it end.
 func (in *Interpreter) abort(ctx context.Context) error {
 	in.cancel() // ends in-flight RPCs, which frees the read loop
@@ -432,6 +501,11 @@ func (in *Interpreter) dispatch(f wire.Frame, ready chan<- *wire.Ready) error {
 		c := in.cell
 		if c == nil || c.id != m.ID {
 			in.mu.Unlock()
+			if in.adopted {
+				// A cell of the process this one took over from.
+				in.log.Debug("done for a cell of the previous connection", "cell", m.ID)
+				return nil
+			}
 			return fmt.Errorf("done for unknown cell %d", m.ID)
 		}
 		in.cell = nil

@@ -208,7 +208,7 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			defer finished.Store(true)
 			t := s.target(req, a.Session, client)
 			res := s.opts.Executor.Run(ctx, executor.Request{
-				Owner: t.owner, Session: t.name, Existing: t.existing, Evictable: t.minted, Close: a.Close, Code: a.Code,
+				Owner: t.owner, Session: t.name, Existing: t.existing, Evictable: t.minted, Lasting: t.lasting(), Close: a.Close, Code: a.Code,
 				Timeout: a.Timeout, Reset: a.Reset, Servers: a.Servers, Files: a.Files,
 				Principal: client, Progress: report,
 			})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/codemode/codemode/internal/executor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +30,10 @@ type target struct {
 	minted      bool // this call minted the handle
 }
 
+// lasting: a principal's session (a name or a handle), not a connection's,
+// so it may outlive this replica where the backend allows.
+func (t target) lasting() bool { return strings.HasPrefix(t.owner, principalPrefix) }
+
 // handle matches the names codemode mints; nobody else may create one, so
 // a handle that is not live is an error rather than a fresh session.
 var handle = regexp.MustCompile(`^h-[0-9a-f]{32}$`)
@@ -41,7 +46,9 @@ func newHandle() string {
 
 // principalOwner is the executor owner of a principal's sessions;
 // connection owners ("conn-N") cannot collide with it.
-func principalOwner(principal string) string { return "principal:" + principal }
+func principalOwner(principal string) string { return principalPrefix + principal }
+
+const principalPrefix = "principal:"
 
 // connectionless reports whether a request came outside any MCP session:
 // streamable HTTP served statelessly (protocol 2026-07-28), whose SDK

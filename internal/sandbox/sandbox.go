@@ -135,6 +135,17 @@ type Reattacher interface {
 	Reattach(ctx context.Context, labels map[string]string) (Session, error)
 }
 
+// A Lasting session belongs to a Reattacher backend: its sandbox can be
+// relabelled after start (a spare handed to a session, so Reattach finds
+// it by its session's labels) and left running when this process lets go
+// of it (shutdown), for another process to reattach.
+type Lasting interface {
+	Relabel(ctx context.Context, labels map[string]string) error
+	// Detach drops this process's connection and leaves the sandbox
+	// running; afterwards Wait returns an Exit with Detached set.
+	Detach(ctx context.Context) error
+}
+
 // ErrNotFound reports that no sandbox matches.
 var ErrNotFound = errors.New("sandbox: no such sandbox")
 
