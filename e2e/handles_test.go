@@ -46,7 +46,11 @@ func postCall(t *testing.T, h *httpServer, token string, args map[string]any) ma
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", "run_python")
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if h.client != nil {
+		client = h.client
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

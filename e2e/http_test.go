@@ -28,6 +28,7 @@ type httpServer struct {
 	url    string
 	cmd    *exec.Cmd
 	stderr *lockedBuffer
+	client *http.Client // for postCall (default http.DefaultClient)
 }
 
 func startHTTP(t testing.TB, env ...string) *httpServer {
