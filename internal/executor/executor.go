@@ -499,7 +499,13 @@ wait:
 	default: // error, or an interrupt that was not ours
 		res.Status, res.ExitCode, res.Error = StatusError, Intp(r.ExitCode), r.Error
 	}
-	if r.Died {
+	if r.Died && r.Exit.Detached {
+		// Another replica took the session over while this call ran; the
+		// sandbox and its state live on there.
+		s.setInterp(nil)
+		s.reattach = true
+		res.Status, res.Error = StatusError, "another request took this session over while the call ran; its code may still be running there"
+	} else if r.Died {
 		exit := r.Exit
 		m.exited(exitCause(exit, killed))
 		s.setInterp(nil)
