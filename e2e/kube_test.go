@@ -172,18 +172,11 @@ x = 41
 	})
 }
 
-// deployKube applies deploy/kubernetes into ns with the test images and a
-// tokens Secret, and waits for the Deployment's replicas.
-func deployKube(t *testing.T, k testenv.Kube, ns, token string) {
+// deployKube applies deploy/kubernetes's test variant (the test images,
+// its tokens Secret) into ns and waits for the Deployment's replicas.
+func deployKube(t *testing.T, k testenv.Kube, ns string) {
 	t.Helper()
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("e2e:"+token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kube(t, k, "-n", ns, "create", "secret", "generic", "codemode-tokens", "--from-file=tokens="+tokens)
-	overlay := filepath.Join(dir, "overlay")
-	os.MkdirAll(overlay, 0o755)
+	overlay := t.TempDir()
 	base, err := filepath.Rel(overlay, filepath.Join(testenv.RepoRoot(), "deploy", "kubernetes", "test"))
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +188,9 @@ func deployKube(t *testing.T, k testenv.Kube, ns, token string) {
 	kube(t, k, "apply", "-k", overlay)
 	kube(t, k, "-n", ns, "rollout", "status", "deployment/codemode", "--timeout=180s")
 }
+
+// kubeTestToken is the token deploy/kubernetes/test's Secret holds.
+const kubeTestToken = "codemode-test-cluster-token"
 
 // serviceURL is the MCP endpoint through the codemode Service's ClusterIP,
 // which kube-proxy makes reachable from the node.
@@ -210,8 +206,8 @@ func serviceURL(t *testing.T, k testenv.Kube, ns string) string {
 func TestKubeDeployment(t *testing.T) {
 	k := testenv.Cluster(t)
 	ns := kubeNamespace(t, k)
-	const token = "e2e-token-0123456789abcdef"
-	deployKube(t, k, ns, token)
+	token := kubeTestToken
+	deployKube(t, k, ns)
 	// A connection per call, so the Service spreads calls over replicas.
 	svc := &httpServer{url: serviceURL(t, k, ns), client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 
