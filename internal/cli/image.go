@@ -43,8 +43,8 @@ func imageLoad(ctx context.Context, sub string, args []string, sio IO) error {
 		if sub == "server" {
 			fmt.Fprint(fs.Output(), `usage: codemode image server [flags]
 
-Builds an image of codemode's server: this codemode executable (which must be
-statically linked) as the entrypoint, the CA certificates and a non-root
+Builds an image of codemode's server: this codemode executable, or --binary
+(either must be statically linked), as the entrypoint, the CA certificates and a non-root
 user (65532), and loads it into podman, docker or containerd without any
 registry. Prints the tag.
 
@@ -63,13 +63,13 @@ and loads it into podman, docker or containerd. Prints the tag.
 	engine := fs.String("engine", "", "engine to load into: podman, docker or containerd (ctr, namespace k8s.io) (default: podman if installed, else docker)")
 	engineCmd := fs.String("engine-cmd", "", `engine command line, split at spaces; overrides --engine (e.g. "ctr --address /run/k/containerd.sock --namespace k8s.io")`)
 	tag := fs.String("tag", "", "image tag")
-	var binary, caCerts *string
+	var caCerts *string
+	binary := fs.String("binary", "", "the static executable (required)")
 	if sub == "server" {
 		*tag = "localhost/codemode:latest"
 		fs.Lookup("tag").DefValue = *tag
+		fs.Lookup("binary").Usage = "the static codemode executable (default: this one)"
 		caCerts = fs.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to put into the image")
-	} else {
-		binary = fs.String("binary", "", "the static executable (required)")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -80,8 +80,12 @@ and loads it into podman, docker or containerd. Prints the tag.
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
-	if *tag == "" || (binary != nil && *binary == "") {
+	if *tag == "" || (sub == "binary" && *binary == "") {
 		return usageError{errors.New("--binary and --tag are required")}
+	}
+	path := *binary
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(sio.Cwd, path)
 	}
 	argv, err := image.EngineCommand(*engine, *engineCmd, exec.LookPath)
 	if err != nil {
@@ -93,22 +97,17 @@ and loads it into podman, docker or containerd. Prints the tag.
 	var cfg image.Config
 	var layer func(context.Context, io.Writer) error
 	if sub == "server" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
+		if path == "" {
+			if path, err = os.Executable(); err != nil {
+				return err
+			}
 		}
-		cfg, layer, err = image.ServerImage(exe, *caCerts)
-		if err != nil {
-			return err
-		}
+		cfg, layer, err = image.ServerImage(path, *caCerts)
 	} else {
-		path := *binary
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(sio.Cwd, path)
-		}
-		if cfg, layer, err = image.BinaryImage(path); err != nil {
-			return err
-		}
+		cfg, layer, err = image.BinaryImage(path)
+	}
+	if err != nil {
+		return err
 	}
 	s, _, err := loadSettings(map[string]string{}, sio)
 	if err != nil {
