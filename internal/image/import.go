@@ -81,7 +81,8 @@ func (e Engine) Inspect(ctx context.Context, tag string) (img Image, ok bool) {
 	if e.isContainerd() {
 		return e.inspectContainerd(ctx, tag)
 	}
-	format := fmt.Sprintf(`{{.Id}} {{index .Config.Labels %q}}`, LabelKey)
+	// Labels is nil (and index fails) for an image without any.
+	format := fmt.Sprintf(`{{.Id}} {{if .Config.Labels}}{{index .Config.Labels %q}}{{end}}`, LabelKey)
 	var stdout, stderr bytes.Buffer
 	cmd := e.command(ctx, "image", "inspect", "--format", format, tag)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
