@@ -1,5 +1,3 @@
-// Package kubernetes_test checks what deploy/kubernetes renders to: the
-// names, labels, probes and permissions users and the tests rely on.
 package kubernetes_test
 
 import (
