@@ -424,6 +424,19 @@ start_kube_router() {
 		--metrics-port 0 --health-port 20244
 }
 
+# check_api_port: the ports, node name, bridge and iptables chains are fixed,
+# so there is one test cluster per machine; refuse to start a second one
+# (another checkout's) instead of fighting over them.
+check_api_port() {
+	running kube-apiserver && return 0
+	local holder
+	holder=$(ss -ltnpH "sport = :$API_PORT" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1)
+	[ -z "$holder" ] && return 0
+	log "port $API_PORT is held by pid $holder ($(readlink "/proc/$holder/exe" 2>/dev/null)), not by this checkout's cluster;"
+	log "there is one test cluster per machine: stop the other with its scripts/kube-down.sh"
+	exit 1
+}
+
 node_ready() {
 	[ "$(kubectl_admin get node "$KUBE_NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -443,6 +456,7 @@ up() {
 		exit 1
 	}
 	install_node_packages
+	check_api_port
 	ensure_go
 	ensure_kube_binaries
 	mkdir -p "$KUBE_RUN" "$LOGS" "$PIDS"
