@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -55,7 +57,8 @@ print(json.dumps(out))
 
 // TestKubeClusterEnforcesNetworkPolicy proves the test cluster is a real
 // one whose network plugin enforces NetworkPolicy: a Pod of the sandbox
-// image reaches another Pod, the API server's ClusterIP and the node's IP;
+// image reaches another Pod, the API server's ClusterIP and the node's IP
+// (and the host reaches a Service's ClusterIP);
 // under a deny-all policy it reaches none of them; under an ingress-only
 // policy on the other Pod it reaches the API server but not that Pod; and
 // with no policy everything is open again.
@@ -122,6 +125,27 @@ spec:
 	}
 
 	expect("no policy", all("open"))
+
+	// kube-proxy: the host reaches a Service's ClusterIP (as tests reach
+	// codemode's Service).
+	kubectl(t, k, "", "-n", ns, "expose", "pod", "server", "--port=80", "--target-port=8080")
+	svcIP := strings.TrimSpace(kubectl(t, k, "", "-n", ns, "get", "service", "server", "-o", "jsonpath={.spec.clusterIP}"))
+	direct := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second} // no HTTP_PROXY
+	var lastErr error
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := direct.Get("http://" + net.JoinHostPort(svcIP, "80") + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			err = fmt.Errorf("status %s", resp.Status)
+		}
+		if lastErr = err; time.Now().After(deadline) {
+			t.Fatalf("GET the Service's ClusterIP %s from the host: %v", svcIP, lastErr)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 
 	kubectl(t, k, `apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
