@@ -48,6 +48,17 @@ stop_containers() {
 	done
 }
 
+# kill_shims: runc shims of the private containerd that outlived it (they
+# name its socket on their command line).
+kill_shims() {
+	local p
+	for p in /proc/[0-9]*; do
+		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK\( \|\$\)"; then
+			kill -KILL "${p#/proc/}" 2>/dev/null || true
+		fi
+	done
+}
+
 # unmount_state: every mount under the state directory (Pod volumes, the
 # containers' root filesystems, network namespaces), deepest first.
 unmount_state() {
@@ -107,6 +118,7 @@ down() {
 	stop_containers
 	kill_pod_processes
 	stop containerd
+	kill_shims
 	unmount_state
 	clean_network
 	remove_cgroups
