@@ -53,7 +53,7 @@ ensure_kube_binaries() {
 	KUBE_BIN="$ROOT/.cache/kube/$(kube_build_key)"
 	[ -f "$KUBE_BIN/.complete" ] && return 0
 	ensure_go
-	log "building Kubernetes $KUBE_VERSION and kube-router $KUBE_ROUTER_VERSION into $KUBE_BIN (about 15 minutes)"
+	log "building Kubernetes $KUBE_VERSION and kube-router $KUBE_ROUTER_VERSION into $KUBE_BIN (about 8 minutes on 2 cores)"
 	local tmp="$KUBE_BIN.tmp"
 	rm -rf "$tmp"
 	build_kube "$tmp"
