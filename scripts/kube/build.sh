@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by kube-up.sh: builds the cluster's binaries from the Go module
 # proxy into a directory keyed by the pinned versions and this recipe, so a
 # second run finds them and skips the build.
@@ -11,7 +12,7 @@ KUBE_SRC="$ROOT/scripts/kube"
 kube_build_key() {
 	local h
 	h=$( (
-		cd "$KUBE_SRC"
+		cd "$KUBE_SRC" || exit
 		cat go.mod go.sum etcd/main.go pause/main.go
 		echo "$KUBE_ROUTER_VERSION"
 		declare -f kube_ldflags build_kube build_kube_router
