@@ -2,8 +2,9 @@
 # Runs the whole test suite: installs its dependencies, then vet,
 # staticcheck and every test (Go and Python, unit and end-to-end, on the
 # real sandbox and real MCP servers).
-# Stop the dockerd that testdeps.sh starts (if it starts one), however this ends.
-trap '[ "${DOCKERD_STARTED:-0}" = 1 ] && stop_dockerd' EXIT
+# Stop the dockerd and the Kubernetes cluster that testdeps.sh starts (if it
+# starts them), however this ends.
+trap '[ "${DOCKERD_STARTED:-0}" = 1 ] && stop_dockerd; [ "${KUBE_STARTED:-0}" = 1 ] && stop_kube' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 source "$(dirname "${BASH_SOURCE[0]}")/testdeps.sh"

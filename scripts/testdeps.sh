@@ -8,9 +8,14 @@
 # run takes a few seconds. internal/testenv reads what this script writes to
 # .cache/testdeps/env.
 #
-# Sourced by test.sh, which then stops the dockerd started here
-# (DOCKERD_STARTED=1) when the tests end; run on its own, it leaves dockerd
-# running for later test runs (stop it with: kill "$(cat .cache/testdeps/docker/dockerd.pid)").
+# It also brings up the Kubernetes test cluster (scripts/kube-up.sh; built
+# once into .cache/kube, about 10 minutes, then up in seconds).
+#
+# Sourced by test.sh, which then stops the dockerd and the cluster started
+# here (DOCKERD_STARTED=1, KUBE_STARTED=1) when the tests end, and leaves
+# them alone if they were running already; run on its own, it leaves both
+# running for later test runs (stop them with: kill "$(cat
+# .cache/testdeps/docker/dockerd.pid)" and scripts/kube-down.sh --stop).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TESTDEPS="$ROOT/.cache/testdeps"
@@ -36,6 +41,11 @@ DOCKER_SOCK="$TESTDEPS/docker/docker.sock"
 DOCKER="/usr/bin/docker -H unix://$DOCKER_SOCK"
 DOCKERD_PIDFILE="$TESTDEPS/docker/dockerd.pid"
 DOCKERD_STARTED=${DOCKERD_STARTED:-0}
+KUBE_STARTED=${KUBE_STARTED:-0}
+KUBE_KUBECONFIG=""
+# The names scripts/kube-up.sh imports the images under.
+KUBE_IMAGE=localhost/codemode-python:test
+KUBE_SERVER_IMAGE=localhost/codemode:test
 
 # step NAME CMD...: runs CMD and logs how long it took.
 step() {
@@ -171,6 +181,22 @@ stop_dockerd() {
 	kill -KILL "$pid" 2>/dev/null || true
 }
 
+# start_kube: scripts/kube-up.sh, which is idempotent; remembers whether
+# the cluster was down before, for test.sh to stop it again.
+start_kube() {
+	local kubectl="$ROOT/.cache/kube/run/kubectl" kubeconfig="$ROOT/.cache/kube/run/admin.kubeconfig"
+	if ! "$kubectl" --kubeconfig "$kubeconfig" --request-timeout 5s get --raw /readyz >/dev/null 2>&1; then
+		KUBE_STARTED=1
+	fi
+	KUBE_KUBECONFIG=$(bash "$ROOT/scripts/kube-up.sh" | tail -n 1)
+}
+
+# stop_kube: the cluster's daemons and Pods; its state stays, so the next
+# testdeps.sh brings the same cluster up in seconds.
+stop_kube() {
+	bash "$ROOT/scripts/kube-down.sh" --stop
+}
+
 write_env() {
 	local tmp="$TESTDEPS/env.tmp"
 	cat >"$tmp" <<EOF
@@ -182,6 +208,9 @@ export CODEMODE_TEST_RUNSC='$TESTDEPS/bin/runsc'
 export CODEMODE_TEST_IMAGE='$TEST_IMAGE'
 export CODEMODE_TEST_ROOTFS='$TESTDEPS/rootfs'
 export DOCKER_HOST='unix://$DOCKER_SOCK'
+export CODEMODE_TEST_KUBECONFIG='$KUBE_KUBECONFIG'
+export CODEMODE_TEST_KUBE_IMAGE='$KUBE_IMAGE'
+export CODEMODE_TEST_KUBE_SERVER_IMAGE='$KUBE_SERVER_IMAGE'
 EOF
 	mv "$tmp" "$TESTDEPS/env"
 }
@@ -201,4 +230,5 @@ step "rootless podman user" setup_rootless_user
 step "rootless podman image" image_into "$ROOTLESS_PODMAN"
 step "dockerd" start_dockerd
 step "docker image" image_into "$DOCKER"
+step "kubernetes cluster" start_kube
 write_env

@@ -19,6 +19,10 @@ func TestImageUsageErrors(t *testing.T) {
 		{"image", "build", "--packages", "python3,--force-yes"},
 		{"image", "build", "--suite", "bookworm;true"},
 		{"image", "build", "extra"},
+		{"image", "binary", "--tag", "t"},
+		{"image", "binary", "--binary", "x"},
+		{"image", "server", "--engine", "lxc"},
+		{"image", "server", "extra"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(t.Context(), args, IO{Stdout: &stdout, Stderr: &stderr, Home: t.TempDir(), Cwd: t.TempDir()})

@@ -29,6 +29,8 @@ func TestEngineCommand(t *testing.T) {
 		{name: "explicit docker", engine: "docker", installed: []string{"docker", "podman"}, want: []string{"docker"}},
 		{name: "explicit engine missing", engine: "podman", installed: []string{"docker"}, wantErr: true},
 		{name: "none", engine: "none", installed: []string{"podman"}, want: nil},
+		{name: "containerd is ctr in the k8s.io namespace", engine: "containerd", installed: []string{"ctr", "podman"}, want: []string{"ctr", "--namespace", "k8s.io"}},
+		{name: "containerd without ctr", engine: "containerd", installed: []string{"podman"}, wantErr: true},
 		{name: "unknown engine", engine: "lxc", wantErr: true},
 		{name: "engine-cmd wins", engine: "podman", engineCmd: " /usr/bin/docker  -H unix:///run/d.sock ", installed: []string{"/usr/bin/docker", "podman"},
 			want: []string{"/usr/bin/docker", "-H", "unix:///run/d.sock"}},

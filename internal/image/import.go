@@ -15,15 +15,19 @@ import (
 
 // Engine is a container engine's command line: podman or docker, with any
 // global flags, e.g. {"podman"} or {"/usr/bin/docker", "-H",
-// "unix:///run/codemode/docker.sock"}. Both engines' import and image
-// inspect commands are used, which have the same shape.
+// "unix:///run/codemode/docker.sock"}, or containerd's ctr, e.g. {"ctr",
+// "--namespace", "k8s.io"} for the images a Kubernetes node runs. podman's
+// and docker's import, load and image inspect commands are used, which have
+// the same shape; ctr gets image archives (see WriteArchive) to import.
 type Engine struct {
 	Command []string
 	Logger  *slog.Logger // nil logs nothing
 }
 
 // EngineCommand resolves `codemode image build`'s --engine (podman,
-// docker, none, or "" for podman if installed, else docker, else none) and
+// docker, containerd, none, or "" for podman if installed, else docker, else
+// none; containerd means ctr in the k8s.io namespace, which is the
+// Kubernetes node's) and
 // --engine-cmd (a command line, split at spaces, that wins) to an engine
 // command line; nil means no engine. lookPath is exec.LookPath.
 func EngineCommand(engine, engineCmd string, lookPath func(string) (string, error)) ([]string, error) {
@@ -53,8 +57,13 @@ func EngineCommand(engine, engineCmd string, lookPath func(string) (string, erro
 			return nil, fmt.Errorf("--engine %s: %w", engine, err)
 		}
 		return []string{engine}, nil
+	case engine == "containerd":
+		if _, err := lookPath("ctr"); err != nil {
+			return nil, fmt.Errorf("--engine containerd: %w", err)
+		}
+		return []string{"ctr", "--namespace", "k8s.io"}, nil
 	}
-	return nil, fmt.Errorf("--engine %q: want podman, docker or none", engine)
+	return nil, fmt.Errorf("--engine %q: want podman, docker, containerd or none", engine)
 }
 
 // Image is what an engine knows about a tag.
@@ -69,7 +78,11 @@ func (e Engine) Inspect(ctx context.Context, tag string) (img Image, ok bool) {
 	if len(e.Command) == 0 {
 		return img, false
 	}
-	format := fmt.Sprintf(`{{.Id}} {{index .Config.Labels %q}}`, LabelKey)
+	if e.isContainerd() {
+		return e.inspectContainerd(ctx, tag)
+	}
+	// Labels is nil (and index fails) for an image without any.
+	format := fmt.Sprintf(`{{.Id}} {{if .Config.Labels}}{{index .Config.Labels %q}}{{end}}`, LabelKey)
 	var stdout, stderr bytes.Buffer
 	cmd := e.command(ctx, "image", "inspect", "--format", format, tag)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -110,12 +123,17 @@ func (e Engine) Import(ctx context.Context, dir, tag string) (imported bool, err
 
 	start := time.Now()
 	log.InfoContext(ctx, "importing image", "tag", tag, "key", m.Key, "engine", e.Command[0], "rootfs", dir)
-	id, err := e.importTar(ctx, dir, tag, m)
+	importTar := e.importTar
+	if e.isContainerd() {
+		importTar = e.importContainerd
+	}
+	id, err := importTar(ctx, dir, tag, m)
 	if err != nil {
 		return false, err
 	}
 	log.InfoContext(ctx, "image imported", "tag", tag, "id", id, "duration", time.Since(start).Round(time.Millisecond))
-	if had && old.ID != "" && !sameID(old.ID, id) {
+	// containerd moves the name to the new image and collects the old one.
+	if had && old.ID != "" && !sameID(old.ID, id) && !e.isContainerd() {
 		var stderr bytes.Buffer
 		cmd := e.command(ctx, "rmi", old.ID)
 		cmd.Stderr = &stderr
@@ -137,7 +155,7 @@ func (e Engine) importTar(ctx context.Context, dir, tag string, m Manifest) (str
 	for _, c := range []string{
 		"LABEL " + LabelKey + "=" + m.Key,
 		"LABEL " + LabelSuite + "=" + m.Suite,
-		"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"ENV " + pathEnv,
 		"ENV LANG=C.UTF-8",
 		"WORKDIR /workspace",
 		`CMD ["python3"]`,
@@ -183,6 +201,8 @@ func (e Engine) importTar(ctx context.Context, dir, tag string, m Manifest) (str
 	// podman prints the id alone; docker prints "sha256:<id>".
 	return strings.TrimSpace(stdout.String()), nil
 }
+
+const pathEnv = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 func (e Engine) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.Command[0], append(e.Command[1:len(e.Command):len(e.Command)], args...)...)

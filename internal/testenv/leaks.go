@@ -81,8 +81,8 @@ func Children() []string {
 	return out
 }
 
-// Mounts are the host's mount points, except those container engines and
-// runsc create and keep on their own.
+// Mounts are the host's mount points, except those container engines,
+// runsc and the test cluster create and keep on their own.
 func Mounts() []string {
 	data, _ := os.ReadFile("/proc/self/mountinfo")
 	var out []string
@@ -92,8 +92,11 @@ func Mounts() []string {
 			continue
 		}
 		mp := f[4]
+		// The test cluster's kubelet and containerd mount Pods' volumes,
+		// root filesystems and network namespaces under its state
+		// directory (scripts/kube-up.sh), on their own schedule.
 		if strings.Contains(mp, "/containers/") || strings.Contains(mp, "/docker") || strings.HasPrefix(mp, "/run/netns") ||
-			strings.HasPrefix(mp, "/run/runsc/") || strings.Contains(mp, "/overlay") {
+			strings.HasPrefix(mp, "/run/runsc/") || strings.Contains(mp, "/overlay") || strings.Contains(mp, "/.cache/kube/run/") {
 			continue
 		}
 		out = append(out, mp)
