@@ -114,6 +114,9 @@ func setup(cfg *initConfig) (initStatus, error) {
 	if err := loopbackUp(); err != nil {
 		st.Warnings = append(st.Warnings, "loopback: "+err.Error())
 	}
+	if cfg.Template {
+		return st, nil
+	}
 	if cfg.Landlock {
 		st.Landlock = applyLandlock(cfg)
 	}
@@ -404,6 +407,14 @@ func unescapeMountPath(s string) string {
 	return b.String()
 }
 
+// Kernel interfaces that are no business of sandboxed code, as container
+// engines mask them: files are covered with /dev/null, directories are made
+// read-only. Zygote children apply the same lists to their own /proc.
+var (
+	procMasked   = []string{"kcore", "keys", "timer_list", "sched_debug", "sysrq-trigger", "latency_stats", "kallsyms"}
+	procReadOnly = []string{"sys", "irq", "bus", "fs", "sysvipc"}
+)
+
 // mountSpecial provides /proc, /dev, /tmp and /workspace.
 func mountSpecial(cfg *initConfig) error {
 	for _, d := range []string{"proc", "dev", "tmp", "workspace"} {
@@ -415,17 +426,14 @@ func mountSpecial(cfg *initConfig) error {
 	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
-	// Kernel interfaces that are no business of sandboxed code, as container
-	// engines mask them: files are covered with /dev/null, directories are
-	// made read-only.
-	for _, p := range []string{"kcore", "keys", "timer_list", "sched_debug", "sysrq-trigger", "latency_stats", "kallsyms"} {
+	for _, p := range procMasked {
 		if _, err := os.Stat(newRoot + "/proc/" + p); err == nil {
 			if err := unix.Mount(oldRoot+"/dev/null", newRoot+"/proc/"+p, "", unix.MS_BIND, ""); err != nil {
 				return fmt.Errorf("masking /proc/%s: %w", p, err)
 			}
 		}
 	}
-	for _, p := range []string{"sys", "irq", "bus", "fs", "sysvipc"} {
+	for _, p := range procReadOnly {
 		dst := newRoot + "/proc/" + p
 		if _, err := os.Stat(dst); err != nil {
 			continue
