@@ -57,7 +57,7 @@ func Backends() []BackendInfo {
 }
 
 func newNative(s settings.Settings, _ []string, log *slog.Logger) sandbox.Backend {
-	return linuxns.New(&linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Logger: log})
+	return linuxns.New(&linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Zygote: s.Zygote, Preload: s.Preload, Logger: log})
 }
 
 func newContainer(name string) func(settings.Settings, []string, *slog.Logger) sandbox.Backend {

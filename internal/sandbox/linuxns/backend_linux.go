@@ -298,6 +298,7 @@ func (b *Backend) startInit(ctx context.Context, spec sandbox.Spec, probe bool, 
 	var hostUID, hostGID int
 	release := func() {}
 	if tmpl != nil {
+		cfg.MountPoints = tmpl.points
 		// A zygote's own uid lies outside the range its children use; its
 		// command needs no rlimit the init could set (RLIMIT_AS would also
 		// bind every child until it sets its own).

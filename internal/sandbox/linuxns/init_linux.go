@@ -175,6 +175,11 @@ func buildRoot(cfg *initConfig) error {
 			return fmt.Errorf("mount %s: %w", m.Target, err)
 		}
 	}
+	for _, p := range cfg.MountPoints {
+		if err := makeMountPoint(newRoot+p.Target, p.Dir); err != nil {
+			return fmt.Errorf("mount point %s: %w", p.Target, err)
+		}
+	}
 	if err := unix.Chdir(newRoot); err != nil {
 		return err
 	}
@@ -300,18 +305,8 @@ func bindInto(src, dst string, readOnly bool) error {
 	if err != nil {
 		return err
 	}
-	if fi.IsDir() {
-		err = os.MkdirAll(dst, 0o755)
-	} else {
-		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			var f *os.File
-			if f, err = os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
-			}
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("creating mount point %s: %w", dst, err)
+	if err := makeMountPoint(dst, fi.IsDir()); err != nil {
+		return err
 	}
 	flags := uintptr(unix.MS_BIND)
 	if err := unix.Mount(src, dst, "", flags, ""); err != nil {
@@ -337,6 +332,23 @@ func bindInto(src, dst string, readOnly bool) error {
 	}
 	if flags&unix.MS_REC != 0 {
 		return remountSubmountsReadOnly(dst)
+	}
+	return nil
+}
+
+// makeMountPoint creates a directory or an empty file to mount on.
+func makeMountPoint(dst string, dir bool) error {
+	var err error
+	if dir {
+		err = os.MkdirAll(dst, 0o755)
+	} else if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+		var f *os.File
+		if f, err = os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("creating mount point %s: %w", dst, err)
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ type initConfig struct {
 	// Landlock or seccomp, because every child it forks builds its own
 	// sandbox from there; it never runs user code.
 	Template bool `json:"template,omitempty"`
+	// MountPoints are made in a zygote's root for its children's mounts.
+	MountPoints []mountPoint `json:"mountPoints,omitempty"`
 }
 
 type bindSpec struct {

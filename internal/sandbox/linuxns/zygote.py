@@ -21,6 +21,7 @@ PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 4, 24, 3
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1, 1, 4
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 1
+AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH = -100, 4
 
 
 def _check(ret, what):
@@ -106,7 +107,22 @@ def _locked_flags(path):
     return m
 
 
-def _enter(req):
+def _mount_point(path, is_dir, uid):
+    """Creates a mount point, with the directories above it owned by the
+    session's user as the booted init (already that user) makes them."""
+    parent = os.path.dirname(path)
+    if not os.path.exists(parent):
+        _mount_point(parent, True, uid)
+    if os.path.lexists(path):
+        return
+    if is_dir:
+        os.mkdir(path, 0o755)
+    else:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+    os.chown(path, uid, uid)
+
+
+def _enter(req, mount_fds):
     """Builds the session's sandbox around this freshly forked process, in the
     order the booted init uses, and returns what Landlock enforced."""
     # The host has moved us into the session's cgroups (that is what the
@@ -128,6 +144,14 @@ def _enter(req):
     # Owned by the session's user, as the booted init (already that user) makes it.
     _mount("tmpfs", "/workspace", "tmpfs", noexec, "size=%d,mode=0755,uid=%d,gid=%d" % (req["workspaceBytes"], req["uid"], req["uid"]))
     _mount("tmpfs", "/dev/shm", "tmpfs", noexec, "size=64m,mode=1777")
+    # The session's mounts, detached copies the host made of their sources
+    # (read-only ones already read-only), go where the booted init binds
+    # them: the zygote's root has their mount points, the fresh tmpfs not.
+    for m, fd in zip(req["mounts"], mount_fds):
+        _mount_point(m["target"], m["dir"], req["uid"])
+        _check(_libc.syscall(req["nr"]["move_mount"], fd, b"", AT_FDCWD, m["target"].encode(), MOVE_MOUNT_F_EMPTY_PATH),
+               "move_mount " + m["target"])
+        os.close(fd)
     host = req["hostname"].encode()
     _check(_libc.sethostname(host, len(host)), "sethostname")
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -151,7 +175,7 @@ def _enter(req):
     _write("/proc/self/gid_map", "65534 %d 1" % uid)
     landlock = "disabled by configuration"
     if req["landlock"]:
-        landlock = _landlock(req["nr"], ["/tmp", "/workspace", "/dev/shm"], ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"])
+        landlock = _landlock(req["nr"], req["writableDirs"], ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"])
     with open("/proc/sys/kernel/cap_last_cap") as f:
         last = int(f.read())
     for c in range(last + 1):
@@ -203,7 +227,7 @@ def _run(code, argv):
 
 
 def _child(req, fds, keep):
-    stdin, stdout, stderr, status, go = fds
+    stdin, stdout, stderr, status, go = fds[:5]
     try:
         for fd in keep:
             os.close(fd)
@@ -212,7 +236,7 @@ def _child(req, fds, keep):
         if os.read(go, 1) != b"g":
             os._exit(125)  # the host gave up on this session
         os.close(go)
-        landlock = _enter(req)
+        landlock = _enter(req, fds[5:])
         for i, fd in enumerate((stdin, stdout, stderr)):
             os.dup2(fd, i)
         os.closerange(3, status)
@@ -223,6 +247,9 @@ def _child(req, fds, keep):
     os.write(status, (json.dumps({"ok": True, "landlock": landlock}) + "\n").encode())
     os.close(status)
     _run(req["code"], req["argv"])
+
+
+_MAX_MOUNTS = 64
 
 
 def _template(preload):
@@ -260,13 +287,13 @@ def _template(preload):
                     os.close(fd)
         if ctl not in ready:
             continue
-        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 5)
+        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 5 + _MAX_MOUNTS)
         if not msg:
             return  # the host is gone
         req = json.loads(msg)
         try:
-            if len(fds) != 5:
-                raise ValueError("want 5 descriptors, got %d" % len(fds))
+            if len(fds) != 5 + len(req["mounts"]):
+                raise ValueError("want %d descriptors, got %d" % (5 + len(req["mounts"]), len(fds)))
             # Our next child is pid 1 of a new pid namespace; then we go
             # back to ours for the next request.
             _check(_libc.unshare(CLONE_NEWPID), "unshare(pid)")

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -33,7 +32,8 @@ var zygoteSource string
 type templateIDs struct {
 	own     int
 	base    int
-	control *os.File // the zygote's end of the control socket (its stdin)
+	control *os.File     // the zygote's end of the control socket (its stdin)
+	points  []mountPoint // where children mount their sessions' mounts
 }
 
 func (t *templateIDs) mappings(own int) []syscall.SysProcIDMap {
@@ -52,11 +52,12 @@ type zygote struct {
 }
 
 // zygoteKey says which template can run spec, or "" when none can: its
-// command must be `python [flags] -c code [args]` without mounts, and the
-// template must have started with the same interpreter, flags and
-// environment, since the interpreter read them at startup.
+// command must be `python [flags] -c code [args]`, and the template must
+// have started with the same interpreter, flags and environment (the
+// interpreter read them at startup) and mount targets (its read-only root
+// has their mount points; each child mounts its own sources there).
 func (b *Backend) zygoteKey(spec sandbox.Spec) (key string, code string, args []string) {
-	if !b.opts.Zygote || os.Geteuid() != 0 || len(spec.Mounts) > 0 {
+	if !b.opts.Zygote || os.Geteuid() != 0 {
 		return "", "", nil
 	}
 	i := slices.Index(spec.Command, "-c")
@@ -68,7 +69,11 @@ func (b *Backend) zygoteKey(spec sandbox.Spec) (key string, code string, args []
 			return "", "", nil
 		}
 	}
-	data, _ := json.Marshal([]any{spec.Command[:i], spec.Env})
+	var targets []string
+	for _, m := range spec.Mounts {
+		targets = append(targets, m.Target)
+	}
+	data, _ := json.Marshal([]any{spec.Command[:i], spec.Env, targets})
 	return string(data), spec.Command[i+1], spec.Command[i+2:]
 }
 
@@ -116,8 +121,18 @@ func (b *Backend) startZygote(ctx context.Context, key string, spec sandbox.Spec
 		Env:     spec.Env,
 		Limits:  sandbox.Limits{MemoryBytes: b.opts.ZygoteMemoryBytes},
 	}
+	var points []mountPoint
+	for _, m := range spec.Mounts {
+		fi, err := os.Stat(m.Source)
+		if err != nil {
+			ours.Close()
+			return nil, fmt.Errorf("mount %s: %w", m.Target, err)
+		}
+		points = append(points, mountPoint{Target: m.Target, Dir: fi.IsDir()})
+	}
 	// The zygote's own host uid is just below the sessions' range.
 	ids := &templateIDs{own: b.opts.UIDBase - b.zygoteSeq, base: b.opts.UIDBase, control: theirs}
+	ids.points = points
 	s, _, err := b.startInit(ctx, tspec, false, ids)
 	if err != nil {
 		ours.Close()
@@ -125,8 +140,9 @@ func (b *Backend) startZygote(ctx context.Context, key string, spec sandbox.Spec
 	}
 	// The zygote never reads its stdin pipe; what it prints goes to the log.
 	s.stdin.Close()
-	for _, r := range []io.Reader{s.stdout, s.stderr} {
+	for _, r := range []*os.File{s.stdout, s.stderr} {
 		go func() {
+			defer r.Close()
 			sc := bufio.NewScanner(r)
 			for sc.Scan() {
 				b.log.Info("zygote", "id", tspec.ID, "line", sc.Text())
@@ -174,7 +190,9 @@ type forkRequest struct {
 	Rlimits        []rlimit          `json:"rlimits"`
 	UID            int               `json:"uid"` // in the zygote's user namespace
 	Landlock       bool              `json:"landlock"`
-	Seccomp        string            `json:"seccomp"` // the booted sandbox's BPF program, hex
+	WritableDirs   []string          `json:"writableDirs"` // Landlock's, as a booted sandbox's (applyLandlock)
+	Mounts         []mountPoint      `json:"mounts"`       // one descriptor each, after the five pipes
+	Seccomp        string            `json:"seccomp"`      // the booted sandbox's BPF program, hex
 	Syscalls       map[string]uint64 `json:"nr"`
 	ProcMasked     []string          `json:"procMasked"`
 	ProcReadOnly   []string          `json:"procReadOnly"`
@@ -208,11 +226,30 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		Syscalls: map[string]uint64{
 			"seccomp": unix.SYS_SECCOMP, "capset": unix.SYS_CAPSET, "landlock_create_ruleset": unix.SYS_LANDLOCK_CREATE_RULESET,
 			"landlock_add_rule": unix.SYS_LANDLOCK_ADD_RULE, "landlock_restrict_self": unix.SYS_LANDLOCK_RESTRICT_SELF,
+			"open_tree": unix.SYS_OPEN_TREE, "move_mount": unix.SYS_MOVE_MOUNT,
 		},
 		ProcMasked: procMasked, ProcReadOnly: procReadOnly,
 	}
 	if req.Dir == "" {
 		req.Dir = "/workspace"
+	}
+	req.WritableDirs = []string{"/tmp", "/workspace", "/dev/shm"}
+	mountFDs, err := detachMounts(spec.Mounts)
+	if err != nil {
+		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
+	}
+	defer func() {
+		for _, f := range mountFDs {
+			f.Close()
+		}
+	}()
+	req.Mounts = []mountPoint{}
+	for _, m := range spec.Mounts {
+		fi, _ := mountFDs[len(req.Mounts)].Stat()
+		req.Mounts = append(req.Mounts, mountPoint{Target: m.Target, Dir: fi != nil && fi.IsDir()})
+		if m.Writable {
+			req.WritableDirs = append(req.WritableDirs, m.Target)
+		}
 	}
 	cg, err := b.createCgroup(spec.ID, lim)
 	if err != nil {
@@ -247,7 +284,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	data, _ := json.Marshal(req)
-	pidfd, err := z.fork(data, stdinR, stdoutW, stderrW, statusW, goR)
+	pidfd, err := z.fork(data, append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR}, mountFDs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
@@ -288,6 +325,40 @@ func (b *Backend) admit(ctx context.Context, child *zygoteChild, cg *sessionCgro
 		return fmt.Errorf("go-ahead: %w", err)
 	}
 	return child.ready(ctx)
+}
+
+// mountPoint is a session mount's target and whether it is a directory.
+type mountPoint struct {
+	Target string `json:"target"`
+	Dir    bool   `json:"dir"`
+}
+
+// detachMounts makes a detached copy of each mount's source, as the booted
+// init binds it: read-only ones read-only, nosuid and nodev.
+func detachMounts(mounts []sandbox.Mount) (_ []*os.File, err error) {
+	var files []*os.File
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+		}
+	}()
+	for _, m := range mounts {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return nil, fmt.Errorf("mount %s: open_tree %s: %w", m.Target, m.Source, err)
+		}
+		files = append(files, os.NewFile(uintptr(fd), m.Source))
+		if m.Writable {
+			continue
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return nil, fmt.Errorf("mount %s: read-only: %w", m.Target, err)
+		}
+	}
+	return files, nil
 }
 
 // fork asks the zygote for a child with the given descriptors and returns
