@@ -152,6 +152,19 @@ func (b *Backend) startZygote(ctx context.Context, key string, spec sandbox.Spec
 	return &zygote{key: key, session: s, control: ours}, nil
 }
 
+var errZygoteGone = errors.New("the zygote exited")
+
+// dropZygote forgets a zygote that died.
+func (b *Backend) dropZygote(z *zygote) {
+	b.zygotesMu.Lock()
+	if b.zygotes[z.key] == z {
+		delete(b.zygotes, z.key)
+	}
+	b.zygotesMu.Unlock()
+	z.control.Close()
+	z.session.Kill(context.Background())
+}
+
 // Close stops the zygotes; sessions forked from them end with them.
 func (b *Backend) Close() error {
 	b.zygotesMu.Lock()
@@ -284,7 +297,17 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	data, _ := json.Marshal(req)
-	pidfd, err := z.fork(data, append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR}, mountFDs...)...)
+	childFDs := append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR}, mountFDs...)
+	pidfd, err := z.fork(data, childFDs...)
+	if errors.Is(err, errZygoteGone) {
+		// It died since it was last used: once more, with a new one.
+		b.dropZygote(z)
+		if z, err = b.template(ctx, key, spec); err == nil && z != nil {
+			pidfd, err = z.fork(data, childFDs...)
+		} else if err == nil {
+			err = errZygoteGone
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
@@ -372,6 +395,9 @@ func (z *zygote) fork(req []byte, fds ...*os.File) (*os.File, error) {
 	defer z.mu.Unlock()
 	conn := int(z.control.Fd())
 	if err := unix.Sendmsg(conn, req, unix.UnixRights(rights...), nil, 0); err != nil {
+		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+			return nil, errZygoteGone
+		}
 		return nil, fmt.Errorf("asking the zygote to fork: %w", err)
 	}
 	buf := make([]byte, 4096)
@@ -391,7 +417,7 @@ func (z *zygote) fork(req []byte, fds ...*os.File) (*os.File, error) {
 		}
 	}
 	if n == 0 {
-		return nil, errors.New("zygote exited")
+		return nil, errZygoteGone
 	}
 	if err := json.Unmarshal(buf[:n], &reply); err != nil || reply.Error != "" || pidfd == nil {
 		if pidfd != nil {
@@ -488,7 +514,15 @@ func (c *zygoteChild) wait() (sandbox.Exit, error) {
 			return exitOf(syscall.WaitStatus(*st.Exit)), nil
 		}
 	}
-	return sandbox.Exit{}, errors.New("the zygote ended without reporting the session's exit")
+	// The zygote died first: its pid namespace, and with it the child's,
+	// ended, which the kernel does by SIGKILL. Wait until the child is gone.
+	fds := []unix.PollFd{{Fd: int32(c.pidfd.Fd()), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	return sandbox.Exit{Signal: unix.SignalName(unix.SIGKILL), Code: 128 + int(unix.SIGKILL)}, nil
 }
 
 func (c *zygoteChild) kill() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,4 +168,78 @@ print(found, pids, alive)
 func jsonOf(r posture.Report) string {
 	data, _ := json.MarshalIndent(r, "", " ")
 	return string(data)
+}
+
+// Sessions of one zygote get their own mount sources at the same targets,
+// read-only unless writable, below /workspace too.
+func TestZygoteMounts(t *testing.T) {
+	b := zygoteBackend(t)
+	for _, name := range []string{"first", "second"} {
+		in, out := t.TempDir(), t.TempDir()
+		for _, d := range []string{in, out} {
+			os.Chmod(d, 0o777)
+		}
+		if err := os.WriteFile(in+"/name", []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		spec := pySpec("mounts-"+name, `
+import os
+name = open("/workspace/data/name").read()
+try:
+    open("/workspace/data/x", "w")
+    ro = "writable"
+except OSError as e:
+    ro = "read-only"
+open("/srv/out/got", "w").write(name)
+print(name, ro)
+`)
+		spec.Mounts = []sandbox.Mount{{Source: in, Target: "/workspace/data"}, {Source: out, Target: "/srv/out", Writable: true}}
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		s, err := b.Start(ctx, spec)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		s.Stdin().Close()
+		got, _ := io.ReadAll(s.Stdout())
+		s.Wait(ctx)
+		cancel()
+		if strings.TrimSpace(string(got)) != name+" read-only" {
+			t.Errorf("session %s printed %q, want %q", name, got, name+" read-only")
+		}
+		if data, _ := os.ReadFile(out + "/got"); string(data) != name {
+			t.Errorf("session %s wrote %q to its writable mount", name, data)
+		}
+	}
+	if n := len(b.zygotePIDs()); n != 1 {
+		t.Errorf("%d zygotes for sessions that differ only in mount sources, want 1", n)
+	}
+}
+
+// A zygote that dies takes its sessions with it (they end as killed, like a
+// sandbox whose init died), and the next session starts a new zygote.
+func TestZygoteDeathEndsItsSessions(t *testing.T) {
+	b := zygoteBackend(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	s, err := b.Start(ctx, pySpec("orphan", "import sys; sys.stdin.read()"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Kill(context.Background())
+	zygotes := b.zygotePIDs()
+	if len(zygotes) != 1 {
+		t.Fatalf("zygotes: %v", zygotes)
+	}
+	syscall.Kill(zygotes[0], syscall.SIGKILL)
+	exit, err := s.Wait(ctx)
+	if err != nil || exit.Signal != "SIGKILL" {
+		t.Fatalf("session of a dead zygote: %v %v, want SIGKILL", exit, err)
+	}
+	if got := runPy(t, b, "after", "print('ok')"); got != "ok" {
+		t.Fatalf("after the zygote died: %q", got)
+	}
+	if now := b.zygotePIDs(); len(now) != 1 || now[0] == zygotes[0] {
+		t.Fatalf("zygotes after restart: %v (before %v)", now, zygotes)
+	}
 }
