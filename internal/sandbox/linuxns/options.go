@@ -30,6 +30,10 @@ type Options struct {
 	// Preload are the modules a zygote imports, so that its children share
 	// their pages.
 	Preload []string
+	// ZygoteWarm is Python code a zygote runs once after the imports, before
+	// it forks: codemode's own code (never a session's), e.g. importing
+	// codemode's runtime.
+	ZygoteWarm string
 	// ZygoteMemoryBytes bounds a zygote's own memory (default
 	// DefaultMemoryBytes).
 	ZygoteMemoryBytes int64

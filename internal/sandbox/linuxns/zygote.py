@@ -291,6 +291,15 @@ def _template(preload):
         if not msg:
             return  # the host is gone
         req = json.loads(msg)
+        if "warm" in req:
+            # codemode's own warm-up code (its runtime), never a session's.
+            try:
+                exec(compile(req["warm"], "<zygote warm-up>", "exec"), {"__name__": "__zygote_warm__"})
+            except Exception:
+                traceback.print_exc()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            continue
         try:
             if len(fds) != 5 + len(req["mounts"]):
                 raise ValueError("want %d descriptors, got %d" % (5 + len(req["mounts"]), len(fds)))

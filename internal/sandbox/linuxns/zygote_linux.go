@@ -140,6 +140,14 @@ func (b *Backend) startZygote(ctx context.Context, key string, spec sandbox.Spec
 	}
 	// The zygote never reads its stdin pipe; what it prints goes to the log.
 	s.stdin.Close()
+	if b.opts.ZygoteWarm != "" {
+		warm, _ := json.Marshal(map[string]string{"warm": b.opts.ZygoteWarm})
+		if err := unix.Sendmsg(int(ours.Fd()), warm, nil, nil, 0); err != nil {
+			ours.Close()
+			s.Kill(context.Background())
+			return nil, fmt.Errorf("starting zygote: sending its warm-up code: %w", err)
+		}
+	}
 	for _, r := range []*os.File{s.stdout, s.stderr} {
 		go func() {
 			defer r.Close()
