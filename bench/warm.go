@@ -77,7 +77,8 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 	}
 	// Room for the sessions of every round (ended ones free their slot as
 	// their interpreter exits, but not at once).
-	more := []string{"CODEMODE_MAX_SESSIONS=128"}
+	// The zygote has rows of its own (measureZygote); these are without.
+	more := []string{"CODEMODE_MAX_SESSIONS=128", "CODEMODE_ZYGOTE=false"}
 	if r.name == "native" && h.rootfs != "" {
 		// The host's Python may lack the data packages; the image's tree has them.
 		more = append(more, "CODEMODE_ROOTFS="+h.rootfs)
@@ -228,7 +229,8 @@ func (h *harness) tenPandas(ctx context.Context, p *cmProc, r *warmResult) (n in
 // measureZygote repeats the session figures with --zygote and no spare,
 // next to p (zygote off, preload on) for the warm `pass` rounds.
 func (h *harness) measureZygote(ctx context.Context, r *warmResult, p *cmProc, more []string) error {
-	z, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: 0, env: append([]string{"CODEMODE_ZYGOTE=1"}, more...)})
+	env := slices.DeleteFunc(slices.Clone(more), func(kv string) bool { return strings.HasPrefix(kv, "CODEMODE_ZYGOTE=") })
+	z, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: 0, env: append(env, "CODEMODE_ZYGOTE=true")})
 	if err != nil {
 		return err
 	}

@@ -316,7 +316,7 @@ func declare(backends []Choice) []setting {
 			doc: "bytes one session may move through the proxy, in and out together (0 = unlimited)", apply: func(s *Settings, v any) { s.EgressMaxBytes = v.(int64) }},
 		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
-		{name: "zygote", group: GroupSandbox, env: []string{"CODEMODE_ZYGOTE"}, def: "false", kind: kBool,
+		{name: "zygote", group: GroupSandbox, env: []string{"CODEMODE_ZYGOTE"}, def: "true", kind: kBool,
 			doc: "native backend, as root: fork sessions from a template interpreter that imported the preload modules, each child entering its own sandbox", apply: func(s *Settings, v any) { s.Zygote = v.(bool) }},
 	}
 }

@@ -48,7 +48,7 @@ type zygote struct {
 	key     string
 	session *session // the template's init
 	mu      sync.Mutex
-	control *os.File // codemode's end of the SOCK_SEQPACKET control socket
+	control *os.File // codemode's end of the SOCK_SEQPACKET control socket; nil once closed
 }
 
 // zygoteKey says which template can run spec, or "" when none can: its
@@ -89,7 +89,7 @@ func (b *Backend) template(ctx context.Context, key string, spec sandbox.Spec) (
 	if z := b.zygotes[key]; z != nil {
 		select {
 		case <-z.session.done:
-			z.control.Close()
+			z.closeControl()
 			delete(b.zygotes, key)
 		default:
 			return z, nil
@@ -169,8 +169,19 @@ func (b *Backend) dropZygote(z *zygote) {
 		delete(b.zygotes, z.key)
 	}
 	b.zygotesMu.Unlock()
-	z.control.Close()
+	z.closeControl()
 	z.session.Kill(context.Background())
+}
+
+// closeControl closes codemode's end of the control socket, once no fork
+// is using it.
+func (z *zygote) closeControl() {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.control != nil {
+		z.control.Close()
+		z.control = nil
+	}
 }
 
 // Close stops the zygotes; sessions forked from them end with them.
@@ -181,7 +192,7 @@ func (b *Backend) Close() error {
 	b.zygotesMu.Unlock()
 	var errs []error
 	for _, z := range zs {
-		z.control.Close()
+		z.closeControl()
 		errs = append(errs, z.session.Kill(context.Background()))
 	}
 	return errors.Join(errs...)
@@ -401,6 +412,9 @@ func (z *zygote) fork(req []byte, fds ...*os.File) (*os.File, error) {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if z.control == nil {
+		return nil, errZygoteGone
+	}
 	conn := int(z.control.Fd())
 	if err := unix.Sendmsg(conn, req, unix.UnixRights(rights...), nil, 0); err != nil {
 		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
