@@ -197,11 +197,11 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	}
 	if key, code, args := b.zygoteKey(spec); key != "" {
 		s, err := b.startForked(ctx, key, code, args, spec)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
+		if err == nil {
 			return s, nil
+		}
+		if !errors.Is(err, errMustBoot) {
+			return nil, err
 		}
 	}
 	s, _, err := b.start(ctx, spec, false)

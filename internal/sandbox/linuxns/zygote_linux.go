@@ -230,11 +230,21 @@ type forkRequest struct {
 	ProcReadOnly   []string          `json:"procReadOnly"`
 }
 
-// startForked starts spec as a child of the zygote for key.
+// errMustBoot: the session cannot fork from a zygote and boots instead.
+var errMustBoot = errors.New("no zygote for this session")
+
+// startForked starts spec as a child of the zygote for key, or returns
+// errMustBoot, having released what it took, when spec must boot instead.
 func (b *Backend) startForked(ctx context.Context, key, code string, args []string, spec sandbox.Spec) (_ *session, err error) {
 	z, err := b.template(ctx, key, spec)
-	if err != nil || z == nil {
-		return nil, err
+	if err != nil {
+		// Booting is as safe, only slower: a zygote that cannot start
+		// must not stop sessions.
+		b.log.Warn("zygote did not start; the session boots Python", "error", err)
+		return nil, errMustBoot
+	}
+	if z == nil {
+		return nil, errMustBoot
 	}
 	prog, err := seccomp.Program()
 	if err != nil {
@@ -325,6 +335,13 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 			pidfd, err = z.fork(data, childFDs...)
 		} else if err == nil {
 			err = errZygoteGone
+		}
+		if err != nil {
+			if z != nil {
+				b.dropZygote(z)
+			}
+			b.log.Warn("zygote died; the session boots Python", "error", err)
+			return nil, errMustBoot
 		}
 	}
 	if err != nil {
@@ -425,6 +442,9 @@ func (z *zygote) fork(req []byte, fds ...*os.File) (*os.File, error) {
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
 	n, oobn, _, _, err := unix.Recvmsg(conn, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if errors.Is(err, unix.ECONNRESET) {
+		return nil, errZygoteGone
+	}
 	if err != nil {
 		return nil, fmt.Errorf("zygote reply: %w", err)
 	}

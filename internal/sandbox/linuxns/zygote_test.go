@@ -243,3 +243,23 @@ func TestZygoteDeathEndsItsSessions(t *testing.T) {
 		t.Fatalf("zygotes after restart: %v (before %v)", now, zygotes)
 	}
 }
+
+// A zygote that cannot start (here: no room in its memory limit) leaves
+// sessions to boot Python, as without the zygote.
+func TestZygoteThatCannotStartBoots(t *testing.T) {
+	testenv.NativePython(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the zygote needs root")
+	}
+	b := New(&Options{Zygote: true, ZygoteMemoryBytes: 1 << 20})
+	t.Cleanup(func() { b.Close() })
+	if b.cgroups.version == 0 {
+		t.Skip("no cgroup to hold the zygote's memory limit")
+	}
+	if got := runPy(t, b, "booted", "import os; print(os.getppid())"); got != "1" {
+		t.Fatalf("session's parent pid %s, want 1 (python under a booted init)", got)
+	}
+	if n := len(b.zygotePIDs()); n != 0 {
+		t.Fatalf("%d zygotes running", n)
+	}
+}
