@@ -233,9 +233,18 @@ def _child(req, fds, keep):
             os.close(fd)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        if os.read(go, 1) != b"g":
-            os._exit(125)  # the host gave up on this session
+        # The go-ahead, then the command: "g" and its JSON, to EOF.
+        chunks = []
+        while True:
+            chunk = os.read(go, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
         os.close(go)
+        payload = b"".join(chunks)
+        if payload[:1] != b"g":
+            os._exit(125)  # the host gave up on this session
+        command = json.loads(payload[1:])
         landlock = _enter(req, fds[5:])
         for i, fd in enumerate((stdin, stdout, stderr)):
             os.dup2(fd, i)
@@ -246,7 +255,7 @@ def _child(req, fds, keep):
         os._exit(125)
     os.write(status, (json.dumps({"ok": True, "landlock": landlock}) + "\n").encode())
     os.close(status)
-    _run(req["code"], req["argv"])
+    _run(command["code"], command["argv"])
 
 
 _MAX_MOUNTS = 64

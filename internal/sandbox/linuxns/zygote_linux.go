@@ -211,10 +211,11 @@ func (b *Backend) zygotePIDs() []int {
 }
 
 // forkRequest is what a zygote gets, with the child's stdin, stdout,
-// stderr, status and go-ahead pipes.
+// stderr, status and go-ahead pipes. It carries nothing of the session's
+// own: the command's code and arguments reach the child over its go-ahead
+// pipe, which the zygote never reads, so no session leaves a trace in the
+// memory that later children inherit.
 type forkRequest struct {
-	Code           string            `json:"code"`
-	Argv           []string          `json:"argv"`
 	Dir            string            `json:"dir"`
 	Hostname       string            `json:"hostname"`
 	TmpBytes       int64             `json:"tmpBytes"`
@@ -262,7 +263,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		}
 	}()
 	req := forkRequest{
-		Code: code, Argv: args, Dir: spec.Dir, Hostname: "sandbox",
+		Dir: spec.Dir, Hostname: "sandbox",
 		TmpBytes: lim.TmpBytes, WorkspaceBytes: lim.WorkspaceBytes, Rlimits: b.sessionRlimits(lim),
 		UID: 1 + hostUID - b.opts.UIDBase, Landlock: !b.opts.DisableLandlock, Seccomp: hex.EncodeToString(bpf),
 		Syscalls: map[string]uint64{
@@ -352,13 +353,13 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		f.Close()
 	}
 	child := &zygoteChild{pidfd: pidfd, status: statusR}
-	if err := b.admit(ctx, child, cg, goW); err != nil {
+	command, _ := json.Marshal(map[string]any{"code": code, "argv": args})
+	if err := b.admit(ctx, child, cg, goW, command); err != nil {
 		child.kill()
 		child.wait()
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	files = nil
-	goW.Close()
 	s := &session{
 		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR,
 		cg: cg, release: release, done: make(chan struct{}),
@@ -367,10 +368,10 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 	return s, nil
 }
 
-// admit moves a forked child into its cgroup, lets it build its sandbox and
-// waits for its report. Until the go-ahead the child only waits: nothing of
-// the session runs outside its cgroup.
-func (b *Backend) admit(ctx context.Context, child *zygoteChild, cg *sessionCgroup, goAhead *os.File) error {
+// admit moves a forked child into its cgroup, sends the go-ahead with the
+// command, and waits for the child's report. Until the go-ahead the child
+// only waits: nothing of the session runs outside its cgroup.
+func (b *Backend) admit(ctx context.Context, child *zygoteChild, cg *sessionCgroup, goAhead *os.File, command []byte) error {
 	if cg != nil {
 		pid, err := pidOfPidfd(child.pidfd)
 		if err != nil {
@@ -380,7 +381,11 @@ func (b *Backend) admit(ctx context.Context, child *zygoteChild, cg *sessionCgro
 			return err
 		}
 	}
-	if _, err := goAhead.Write([]byte("g")); err != nil {
+	// The child reads this as soon as it is forked, so a command larger
+	// than the pipe's buffer does not block for long.
+	_, err := goAhead.Write(append([]byte("g"), command...))
+	goAhead.Close()
+	if err != nil {
 		return fmt.Errorf("go-ahead: %w", err)
 	}
 	return child.ready(ctx)
