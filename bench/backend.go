@@ -334,8 +334,21 @@ func (h *harness) sandboxMem(p *cmProc, backend string) (mem, int) {
 	}
 	n := 0
 	if backend == "native" {
+		isInit := func(pid int) bool { return strings.HasPrefix(all[pid].cmdline, "codemode-sandbox-init") }
+		// A zygote (its init and template interpreter) is no session; the
+		// sessions forked from it are, and its memory is theirs to share.
+		isZygote := func(pid int) bool { return strings.Contains(all[pid].cmdline, "# codemode zygote:") }
+		zygoteInits := map[int]bool{}
 		for pid := range set {
-			if strings.HasPrefix(all[pid].cmdline, "codemode-sandbox-init") && !strings.HasPrefix(all[all[pid].ppid].cmdline, "codemode-sandbox-init") {
+			if isZygote(pid) && isInit(all[pid].ppid) {
+				zygoteInits[all[pid].ppid] = true
+			}
+		}
+		for pid := range set {
+			switch {
+			case isInit(pid) && !isInit(all[pid].ppid) && !zygoteInits[pid]:
+				n++
+			case isZygote(pid) && isZygote(all[pid].ppid):
 				n++
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -28,6 +29,15 @@ type warmResult struct {
 	ratio             sample
 	passPre, passBare sample // ms: warm run_python("pass") p50 with preload on / off
 	refill            time.Duration
+
+	// The zygote (--zygote, native only): sessions forked from a template
+	// interpreter that imported the preload modules, no spare.
+	zygote                 bool
+	tenZygote              sample
+	pssZygote, rssZygote   float64
+	sessionsZygote         int
+	passZygote, passBooted sample // ms: warm `pass` p50, zygote on / off (preload on), alternating
+	firstCallZygote        sample // ms: a new session's first data call, no spare
 }
 
 const (
@@ -67,7 +77,8 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 	}
 	// Room for the sessions of every round (ended ones free their slot as
 	// their interpreter exits, but not at once).
-	more := []string{"CODEMODE_MAX_SESSIONS=128"}
+	// The zygote has rows of its own (measureZygote); these are without.
+	more := []string{"CODEMODE_MAX_SESSIONS=128", "CODEMODE_ZYGOTE=false"}
 	if r.name == "native" && h.rootfs != "" {
 		// The host's Python may lack the data packages; the image's tree has them.
 		more = append(more, "CODEMODE_ROOTFS="+h.rootfs)
@@ -163,20 +174,15 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 		return err
 	}
 	// Memory: codemode plus ten idle sessions that imported pandas.
-	time.Sleep(r.refill)
-	for i := range warmSessions {
-		if _, _, err := p.call(ctx, map[string]any{"code": "import pandas", "session": fmt.Sprint("mem", i)}); err != nil {
-			return fmt.Errorf("memory sessions: %w", err)
+	if r.sessions, r.pssPerSession, r.rssPerSession, err = h.tenPandas(ctx, p, r); err != nil {
+		return err
+	}
+
+	if r.name == "native" {
+		if err := h.measureZygote(ctx, r, p, more); err != nil {
+			return fmt.Errorf("zygote: %w", err)
 		}
 	}
-	time.Sleep(r.refill)
-	sb, n := h.sandboxMem(p, r.name)
-	total := sb.add(procMem(p.pid()))
-	// Every sandbox counts (the ten, the first session, the spare and
-	// sessions of the last round still exiting), so divide by them all.
-	r.sessions = max(n, 1)
-	r.pssPerSession, r.rssPerSession = mib(total.pss)/float64(r.sessions), mib(total.rss)/float64(r.sessions)
-
 	p.close()
 
 	// Baselines in the same run: preload off; no spare.
@@ -200,6 +206,60 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 		}
 	}
 	return nil
+}
+
+// tenPandas opens ten sessions that import pandas and returns the sandboxes
+// counted and codemode's and their memory per sandbox (MiB).
+func (h *harness) tenPandas(ctx context.Context, p *cmProc, r *warmResult) (n int, pss, rss float64, err error) {
+	time.Sleep(r.refill)
+	for i := range warmSessions {
+		if _, _, err := p.call(ctx, map[string]any{"code": "import pandas", "session": fmt.Sprint("mem", i)}); err != nil {
+			return 0, 0, 0, fmt.Errorf("memory sessions: %w", err)
+		}
+	}
+	time.Sleep(r.refill)
+	sb, n := h.sandboxMem(p, r.name)
+	total := sb.add(procMem(p.pid()))
+	// Every sandbox counts (the ten, the first session, the spare and
+	// sessions of the last round still exiting), so divide by them all.
+	n = max(n, 1)
+	return n, mib(total.pss) / float64(n), mib(total.rss) / float64(n), nil
+}
+
+// measureZygote repeats the session figures with --zygote and no spare,
+// next to p (zygote off, preload on) for the warm `pass` rounds.
+func (h *harness) measureZygote(ctx context.Context, r *warmResult, p *cmProc, more []string) error {
+	env := slices.DeleteFunc(slices.Clone(more), func(kv string) bool { return strings.HasPrefix(kv, "CODEMODE_ZYGOTE=") })
+	z, err := h.startCodemode(ctx, cmOpts{backend: r.name, spares: 0, env: append(env, "CODEMODE_ZYGOTE=true")})
+	if err != nil {
+		return err
+	}
+	defer z.close()
+	// The first session starts the zygote (a sandbox booting Python and
+	// importing the modules, once per codemode process).
+	if _, _, err := z.call(ctx, map[string]any{"code": "pass", "session": "main"}); err != nil {
+		return err
+	}
+	all := processes()
+	if !slices.ContainsFunc(descendants(all, z.pid()), func(pid int) bool { return strings.Contains(all[pid].cmdline, "# codemode zygote:") }) {
+		return fmt.Errorf("codemode did not start a zygote (it needs root)")
+	}
+	r.zygote = true
+	if r.passZygote, r.passBooted, err = h.warmPass(ctx, z, p); err != nil {
+		return err
+	}
+	if r.tenZygote, err = h.tenSessions(ctx, z, "zten"); err != nil {
+		return err
+	}
+	for i := range h.reps {
+		_, d, err := z.call(ctx, map[string]any{"code": dataCall, "session": fmt.Sprint("zdata", i)})
+		if err != nil {
+			return fmt.Errorf("first data call: %w", err)
+		}
+		r.firstCallZygote = append(r.firstCallZygote, msOf(d))
+	}
+	r.sessionsZygote, r.pssZygote, r.rssZygote, err = h.tenPandas(ctx, z, r)
+	return err
 }
 
 // tenSessions opens warmSessions new sessions back to back, reps times, and
@@ -277,6 +337,18 @@ func (rs warmResults) goals() []goal {
 			goal{r.name + ": warm `run_python(\"pass\")` p50, preload on / off", "≤ 1× (no worse)",
 				fmt.Sprintf("%s (%s ms against %s ms)", mmm(passRel, "×"), num(r.passPre.median()), num(r.passBare.median())), passRel.median() <= 1.05},
 		)
+		if r.zygote {
+			zRel := sample{}
+			for i := range min(len(r.passZygote), len(r.passBooted)) {
+				zRel = append(zRel, r.passZygote[i]/r.passBooted[i])
+			}
+			out = append(out,
+				goal{r.name + " --zygote: ten new sessions back to back, first-call p50, no spare", "≤ 20 ms", mmm(r.tenZygote, " ms"), r.tenZygote.median() <= 20},
+				goal{r.name + " --zygote: codemode + ten idle sessions that imported pandas, PSS per session", "≤ 25 MiB", fmt.Sprintf("%.1f MiB", r.pssZygote), r.pssZygote <= 25},
+				goal{r.name + " --zygote: warm `run_python(\"pass\")` p50, zygote on / off", "≤ 1× (no worse)",
+					fmt.Sprintf("%s (%s ms against %s ms)", mmm(zRel, "×"), num(r.passZygote.median()), num(r.passBooted.median())), zRel.median() <= 1.05},
+			)
+		}
 	}
 	return out
 }
@@ -324,6 +396,23 @@ func (rs warmResults) markdown() string {
 		cell("warm `run_python(\"pass\")` p50, preload on", func(r *warmResult) string { return mmm(r.passPre, " ms") }),
 		cell("warm `run_python(\"pass\")` p50, preload off", func(r *warmResult) string { return mmm(r.passBare, " ms") }),
 	}
+	zygote := func(f func(*warmResult) string) func(*warmResult) string {
+		return func(r *warmResult) string {
+			if !r.zygote {
+				return "n/a"
+			}
+			return f(r)
+		}
+	}
+	rows = append(rows,
+		cell("`--zygote`, no spare: ten new sessions, first `pass` p50", zygote(func(r *warmResult) string { return mmm(r.tenZygote, " ms") })),
+		cell("`--zygote`, no spare: new session's first data call", zygote(func(r *warmResult) string { return mmm(r.firstCallZygote, " ms") })),
+		cell("`--zygote`: codemode + ten idle pandas sessions, per session: PSS (RSS)", zygote(func(r *warmResult) string {
+			return fmt.Sprintf("%.1f MiB (%.1f), %d sessions", r.pssZygote, r.rssZygote, r.sessionsZygote)
+		})),
+		cell("`--zygote`: warm `run_python(\"pass\")` p50, zygote on", zygote(func(r *warmResult) string { return mmm(r.passZygote, " ms") })),
+		cell("the same, zygote off (preload on, alternating rounds)", zygote(func(r *warmResult) string { return mmm(r.passBooted, " ms") })),
+	)
 	b.WriteString(table(h, "---:", rows))
 	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,20 +55,8 @@ func TestSandboxKilledFromOutside(t *testing.T) {
 }
 
 func killSandboxes(t *testing.T, serverPID int) {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i > 0 && strings.HasPrefix(string(cmdline), "codemode-sandbox-init") {
-			if f := strings.Fields(s[i+2:]); len(f) > 1 && f[1] == strconv.Itoa(serverPID) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+	for _, pid := range sandboxPIDs(serverPID) {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -228,24 +228,55 @@ func TestHTTPPerClientCallLimit(t *testing.T) {
 	<-done
 }
 
-// sandboxes counts the sandbox inits a codemode process runs.
-func sandboxes(pid int) int {
-	n := 0
+// sandboxes counts the sandboxes a codemode process runs.
+func sandboxes(pid int) int { return len(sandboxPIDs(pid)) }
+
+// sandboxPIDs lists the sandboxes a codemode process runs: its sandbox
+// inits, except a zygote's (CODEMODE_ZYGOTE), whose forked sessions count
+// instead.
+func sandboxPIDs(server int) []int {
+	type proc struct {
+		ppid    int
+		cmdline string
+	}
+	procs := map[int]proc{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
 		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i > 0 && strings.HasPrefix(string(cmdline), "codemode-sandbox-init") {
-			if f := strings.Fields(s[i+2:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-				n++
+		if i := strings.LastIndexByte(s, ')'); i > 0 {
+			if f := strings.Fields(s[i+2:]); len(f) > 1 {
+				ppid, _ := strconv.Atoi(f[1])
+				procs[pid] = proc{ppid, string(cmdline)}
 			}
 		}
 	}
-	return n
+	var out []int
+	for pid, p := range procs {
+		if p.ppid != server || !strings.HasPrefix(p.cmdline, "codemode-sandbox-init") {
+			continue
+		}
+		zygote := false
+		for cpid, c := range procs {
+			if c.ppid == pid && strings.Contains(c.cmdline, "# codemode zygote:") {
+				zygote = true
+				for gpid, g := range procs {
+					if g.ppid == cpid {
+						out = append(out, gpid)
+					}
+				}
+			}
+		}
+		if !zygote {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func TestHTTPDisconnectLeavesNoSandbox(t *testing.T) {

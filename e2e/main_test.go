@@ -147,7 +147,12 @@ func (l *lockedBuffer) String() string {
 // baseEnv is the environment of codemode under test: nothing from ours
 // but PATH, and a private home.
 func baseEnv(t testing.TB) []string {
-	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "CODEMODE_LOG_LEVEL=debug"}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "CODEMODE_LOG_LEVEL=debug"}
+	// CODEMODE_ZYGOTE=1 runs the suite with sessions forked from a zygote.
+	if v := os.Getenv("CODEMODE_ZYGOTE"); v != "" {
+		env = append(env, "CODEMODE_ZYGOTE="+v)
+	}
+	return env
 }
 
 // startServer runs `codemode serve` with extra environment and connects a

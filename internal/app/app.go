@@ -329,6 +329,13 @@ func readableByOthers(dir string) error {
 // Close ends every session and stops the downstream servers.
 func (a *App) Close() {
 	a.Executor.Close()
+	// A backend that keeps processes of its own (the native backend's
+	// zygotes) stops them once no session needs them.
+	if c, ok := a.Backend.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			a.Log.Warn("closing the sandbox backend", "error", err)
+		}
+	}
 	a.Pool.Close()
 	a.guard.Close()
 	if a.egress != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codemode/codemode/internal/pyruntime"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -57,7 +58,15 @@ func Backends() []BackendInfo {
 }
 
 func newNative(s settings.Settings, _ []string, log *slog.Logger) sandbox.Backend {
-	return linuxns.New(&linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Logger: log})
+	opts := &linuxns.Options{Rootfs: s.Rootfs, DisableLandlock: s.DisableLandlock, Zygote: s.Zygote, Preload: s.Preload, Logger: log}
+	if s.Zygote {
+		// The zygote also imports the runtime, which each session would
+		// otherwise compile as it boots.
+		if bundle, err := pyruntime.Load(); err == nil {
+			opts.ZygoteWarm = bundle.Warm()
+		}
+	}
+	return linuxns.New(opts)
 }
 
 func newContainer(name string) func(settings.Settings, []string, *slog.Logger) sandbox.Backend {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +20,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-var backend = sync.OnceValue(func() *linuxns.Backend { return linuxns.New(nil) })
+// CODEMODE_ZYGOTE=1 runs these tests with sessions forked from a zygote.
+var backend = sync.OnceValue(func() *linuxns.Backend {
+	return linuxns.New(&linuxns.Options{Zygote: os.Getenv("CODEMODE_ZYGOTE") == "1"})
+})
 
 func newManager(t testing.TB, opts Options) *Manager {
 	t.Helper()

@@ -57,4 +57,7 @@ def _boot():
     entry.main(boot.get("config") or {}, boot.get("preload") or ())
 
 
-_boot()
+# A zygote runs this file under another name to define the finder without
+# booting (see Bundle.Warm).
+if __name__ == "__main__":
+    _boot()

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"path"
 	"sort"
@@ -76,4 +77,19 @@ func Load() (Bundle, error) {
 	}
 	b.Hash = hex.EncodeToString(h.Sum(nil))[:16]
 	return b, nil
+}
+
+// Warm returns Python code that installs the runtime's modules as the boot
+// frame would and imports them all, without booting. A zygote runs
+// it once, so that the interpreters it forks find the runtime imported and
+// their boot skips compiling it.
+func (b Bundle) Warm() string {
+	modules, _ := json.Marshal(b.Modules)
+	packages, _ := json.Marshal(b.Packages)
+	quote := func(s []byte) string {
+		q, _ := json.Marshal(string(s))
+		return string(q)
+	}
+	return bootstrap + "\nsys.meta_path.insert(0, _MemoryModules(json.loads(" + quote(modules) + "), json.loads(" + quote(packages) + ")))\n" +
+		"for _name in sorted(sys.meta_path[0].sources):\n    __import__(_name)\n"
 }

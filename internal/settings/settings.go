@@ -69,6 +69,7 @@ type Settings struct {
 	StateDir           string
 	AllowWeaker        bool // start even if the backend cannot enforce a protection the settings ask for
 	DisableLandlock    bool
+	Zygote             bool
 	Pull               bool          // container backends may pull a missing image (before the first session)
 	ImageMaxPixels     int           // images are downscaled above this many pixels
 	ImageMaxBytes      int           // ... and above this PNG size
@@ -315,6 +316,8 @@ func declare(backends []Choice) []setting {
 			doc: "bytes one session may move through the proxy, in and out together (0 = unlimited)", apply: func(s *Settings, v any) { s.EgressMaxBytes = v.(int64) }},
 		{name: "disable-landlock", group: GroupSandbox, env: []string{"CODEMODE_DISABLE_LANDLOCK"}, def: "false", kind: kBool,
 			doc: "do not apply Landlock in the native backend", apply: func(s *Settings, v any) { s.DisableLandlock = v.(bool) }},
+		{name: "zygote", group: GroupSandbox, env: []string{"CODEMODE_ZYGOTE"}, def: "true", kind: kBool,
+			doc: "native backend, as root: fork sessions from a template interpreter that imported the preload modules, each child entering its own sandbox", apply: func(s *Settings, v any) { s.Zygote = v.(bool) }},
 	}
 }
 

@@ -58,6 +58,10 @@ type Backend struct {
 	uidsMu   sync.Mutex
 	uidsUsed map[int]bool
 	uidNext  int
+
+	zygotesMu sync.Mutex
+	zygotes   map[string]*zygote
+	zygoteSeq int
 }
 
 var _ sandbox.Backend = (*Backend)(nil)
@@ -65,7 +69,7 @@ var _ sandbox.Backend = (*Backend)(nil)
 // New returns a native backend. It sweeps cgroups left behind by codemode
 // processes that died.
 func New(opts *Options) *Backend {
-	b := &Backend{uidsUsed: map[int]bool{}}
+	b := &Backend{uidsUsed: map[int]bool{}, zygotes: map[string]*zygote{}}
 	if opts != nil {
 		b.opts = *opts
 	}
@@ -159,6 +163,13 @@ func (b *Backend) capabilities(st initStatus) sandbox.Capabilities {
 		hidden = "root is the directory " + b.opts.Rootfs
 	}
 	add(sandbox.ProtHostHidden, true, hidden)
+	switch {
+	case b.opts.Zygote && os.Geteuid() == 0:
+		caps.Notes = append(caps.Notes, "python sessions fork from a zygote (a template interpreter that imported "+
+			strings.Join(b.opts.Preload, ", ")+"); each child builds its own sandbox before it runs anything")
+	case b.opts.Zygote:
+		caps.Notes = append(caps.Notes, "zygote off: it needs codemode to run as root; sessions boot Python")
+	}
 	caps.Notes = append(caps.Notes, st.Warnings...)
 	return caps
 }
@@ -184,6 +195,15 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	if len(spec.Command) == 0 {
 		return nil, errors.New("native sandbox: empty command")
 	}
+	if key, code, args := b.zygoteKey(spec); key != "" {
+		s, err := b.startForked(ctx, key, code, args, spec)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errMustBoot) {
+			return nil, err
+		}
+	}
 	s, _, err := b.start(ctx, spec, false)
 	if err != nil {
 		return nil, err
@@ -191,8 +211,8 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	return s, nil
 }
 
-func (b *Backend) start(ctx context.Context, spec sandbox.Spec, probe bool) (_ *session, _ initStatus, err error) {
-	lim := spec.Limits
+// withDefaults fills zero limits with the backend's defaults.
+func withDefaults(lim sandbox.Limits) sandbox.Limits {
 	if lim.MemoryBytes == 0 {
 		lim.MemoryBytes = DefaultMemoryBytes
 	}
@@ -208,6 +228,47 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, probe bool) (_ *
 	if lim.WorkspaceBytes == 0 {
 		lim.WorkspaceBytes = DefaultWorkspaceBytes
 	}
+	return lim
+}
+
+// sessionRlimits are the rlimits a session's command gets.
+func (b *Backend) sessionRlimits(lim sandbox.Limits) []rlimit {
+	rl := []rlimit{
+		{Resource: unix.RLIMIT_NOFILE, Value: uint64(lim.NoFile)},
+		{Resource: unix.RLIMIT_CORE, Value: 0},
+	}
+	if b.cgroups.version == 0 {
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_AS, Value: uint64(lim.MemoryBytes)})
+	}
+	// RLIMIT_NPROC counts every process of the host uid. With a uid of its
+	// own the session's count is exact; with codemode's shared uid it must
+	// leave room for the processes that uid already runs.
+	if os.Geteuid() == 0 {
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(lim.PIDs)})
+	} else if b.cgroups.version == 0 {
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(countProcesses(os.Getuid()) + lim.PIDs)})
+	}
+	return rl
+}
+
+// createCgroup makes the session's cgroup, or returns nil where limits fall
+// back to rlimits.
+func (b *Backend) createCgroup(id string, lim sandbox.Limits) (*sessionCgroup, error) {
+	if b.cgroups.version == 0 {
+		return nil, nil
+	}
+	name := cgroupPrefix + strconv.Itoa(os.Getpid()) + "." + id
+	return b.cgroups.create(name, cgroupLimits{memory: lim.MemoryBytes, pids: lim.PIDs + 1, cpus: lim.CPUs})
+}
+
+func (b *Backend) start(ctx context.Context, spec sandbox.Spec, probe bool) (_ *session, _ initStatus, err error) {
+	return b.startInit(ctx, spec, probe, nil)
+}
+
+// startInit starts a sandbox init: for spec's command, for a probe, or (tmpl
+// set) for a zygote.
+func (b *Backend) startInit(ctx context.Context, spec sandbox.Spec, probe bool, tmpl *templateIDs) (_ *session, _ initStatus, err error) {
+	lim := withDefaults(spec.Limits)
 	cfg := initConfig{
 		Command:        spec.Command,
 		Env:            spec.Env,
@@ -234,43 +295,37 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, probe bool) (_ *
 		cfg.Mounts = append(cfg.Mounts, bindSpec{Source: m.Source, Target: m.Target, Writable: m.Writable})
 	}
 
-	hostUID, hostGID, release := b.allocateID()
+	var hostUID, hostGID int
+	release := func() {}
+	if tmpl != nil {
+		cfg.MountPoints = tmpl.points
+		// A zygote's own uid lies outside the range its children use; its
+		// command needs no rlimit the init could set (RLIMIT_AS would also
+		// bind every child until it sets its own).
+		hostUID, hostGID = tmpl.own, tmpl.own
+		cfg.Template = true
+		cfg.Rlimits = []rlimit{{Resource: unix.RLIMIT_NOFILE, Value: uint64(lim.NoFile)}, {Resource: unix.RLIMIT_CORE, Value: 0}}
+	} else {
+		hostUID, hostGID, release = b.allocateID()
+		cfg.Rlimits = b.sessionRlimits(lim)
+	}
 	defer func() {
 		if err != nil {
 			release()
 		}
 	}()
-	cfg.Rlimits = []rlimit{
-		{Resource: unix.RLIMIT_NOFILE, Value: uint64(lim.NoFile)},
-		{Resource: unix.RLIMIT_CORE, Value: 0},
-	}
-	if b.cgroups.version == 0 {
-		cfg.Rlimits = append(cfg.Rlimits, rlimit{Resource: unix.RLIMIT_AS, Value: uint64(lim.MemoryBytes)})
-	}
-	// RLIMIT_NPROC counts every process of the host uid. With a uid of its
-	// own the session's count is exact; with codemode's shared uid it must
-	// leave room for the processes that uid already runs.
-	if os.Geteuid() == 0 {
-		cfg.Rlimits = append(cfg.Rlimits, rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(lim.PIDs)})
-	} else if b.cgroups.version == 0 {
-		cfg.Rlimits = append(cfg.Rlimits, rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(countProcesses(os.Getuid()) + lim.PIDs)})
-	}
 
-	var cg *sessionCgroup
-	if b.cgroups.version != 0 {
-		name := cgroupPrefix + strconv.Itoa(os.Getpid()) + "." + spec.ID
-		cg, err = b.cgroups.create(name, cgroupLimits{memory: lim.MemoryBytes, pids: lim.PIDs + 1, cpus: lim.CPUs})
-		if err != nil {
-			return nil, initStatus{}, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
+	cg, err := b.createCgroup(spec.ID, lim)
+	if err != nil {
+		return nil, initStatus{}, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
+	}
+	defer func() {
+		if err != nil && cg != nil {
+			cg.destroy()
 		}
-		defer func() {
-			if err != nil {
-				cg.destroy()
-			}
-		}()
-	}
+	}()
 
-	s, err := b.spawn(spec.ID, hostUID, hostGID, cfg.Rootfs)
+	s, err := b.spawn(spec.ID, hostUID, hostGID, cfg.Rootfs, tmpl)
 	if err != nil {
 		return nil, initStatus{}, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
@@ -342,7 +397,7 @@ func countProcesses(uid int) int {
 // spawn starts the init process with its pipes. It runs on a dedicated,
 // permanently locked OS thread: the init's parent-death signal fires when the
 // thread that forked it exits, and Go may retire ordinary threads.
-func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string) (*session, error) {
+func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *templateIDs) (*session, error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -379,26 +434,38 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string) (*sessio
 		defer dir.Close()
 		extra = append(extra, dir) // fd 5 in the init (rootfsFD)
 	}
+	attr := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 65534, HostID: hostUID, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 65534, HostID: hostGID, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Credential:                 &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true},
+		// For the init's setup only; it empties every set before starting the command.
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SYS_CHROOT, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN},
+		Setsid:      true,
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	if tmpl != nil {
+		// A zygote is root of its user namespace, where the uids its
+		// children take map to the host uids sessions get.
+		attr.UidMappings = tmpl.mappings(hostUID)
+		attr.GidMappings = tmpl.mappings(hostGID)
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+		attr.AmbientCaps = nil
+	}
 	cmd := &exec.Cmd{
-		Path:       b.opts.InitBinary,
-		Args:       []string{InitArg0},
-		Env:        []string{},
-		Stdin:      stdinR,
-		Stdout:     stdoutW,
-		Stderr:     stderrW,
-		ExtraFiles: extra,
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-				syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 65534, HostID: hostUID, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 65534, HostID: hostGID, Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			Credential:                 &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true},
-			// For the init's setup only; it empties every set before starting the command.
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SYS_CHROOT, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN},
-			Setsid:      true,
-			Pdeathsig:   syscall.SIGKILL,
-		},
+		Path:        b.opts.InitBinary,
+		Args:        []string{InitArg0},
+		Env:         []string{},
+		Stdin:       stdinR,
+		Stdout:      stdoutW,
+		Stderr:      stderrW,
+		ExtraFiles:  extra,
+		SysProcAttr: attr,
+	}
+	if tmpl != nil {
+		cmd.Stdin = tmpl.control
 	}
 	var startErr error
 	b.spawner.do(func() { startErr = cmd.Start() })
@@ -440,7 +507,8 @@ func (s *spawner) do(f func()) {
 
 type session struct {
 	id      string
-	cmd     *exec.Cmd
+	cmd     *exec.Cmd    // the init, for a booted session
+	child   *zygoteChild // the forked interpreter, for a session from a zygote
 	stdin   *os.File
 	stdout  *os.File
 	stderr  *os.File
@@ -512,22 +580,22 @@ func (s *session) readStatus(ctx context.Context) (initStatus, error) {
 }
 
 func (s *session) waitLoop() {
-	err := s.cmd.Wait()
-	exit := sandbox.Exit{Killed: s.killed.Load()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		ws, _ := ee.Sys().(syscall.WaitStatus)
-		if ws.Signaled() {
-			exit.Signal = unix.SignalName(ws.Signal())
-			exit.Code = 128 + int(ws.Signal())
-		} else {
-			exit.Code = ws.ExitStatus()
+	var exit sandbox.Exit
+	if s.child != nil {
+		exit, s.err = s.child.wait()
+	} else {
+		err := s.cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			ws, _ := ee.Sys().(syscall.WaitStatus)
+			exit = exitOf(ws)
+		default:
+			s.err = err
 		}
-	default:
-		s.err = err
 	}
+	exit.Killed = s.killed.Load()
 	if s.cg != nil {
 		exit.OOMKilled = s.cg.oomKilled()
 		s.cg.killAll()
@@ -541,6 +609,13 @@ func (s *session) waitLoop() {
 	s.stdin.Close()
 	s.exit = exit
 	close(s.done)
+}
+
+func exitOf(ws syscall.WaitStatus) sandbox.Exit {
+	if ws.Signaled() {
+		return sandbox.Exit{Signal: unix.SignalName(ws.Signal()), Code: 128 + int(ws.Signal())}
+	}
+	return sandbox.Exit{Code: ws.ExitStatus()}
 }
 
 // Wait implements sandbox.Session.
@@ -563,7 +638,11 @@ func (s *session) Kill(ctx context.Context) error {
 		default:
 		}
 		s.killed.Store(true)
-		s.cmd.Process.Signal(syscall.SIGKILL)
+		if s.child != nil {
+			s.child.kill()
+		} else {
+			s.cmd.Process.Signal(syscall.SIGKILL)
+		}
 		if s.cg != nil {
 			s.cg.killAll()
 		}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -22,6 +24,18 @@ const unprivilegedUID = 23456
 func TestNativeBackend(t *testing.T) {
 	testenv.NativePython(t)
 	b := New(nil)
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b)})
+}
+
+// TestNativeBackendZygote runs the suite with sessions forked from a
+// zygote: every session of it that runs `python -c` is a forked child.
+func TestNativeBackendZygote(t *testing.T) {
+	testenv.NativePython(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the zygote needs root")
+	}
+	b := New(&Options{Zygote: true})
+	t.Cleanup(func() { b.Close() })
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b)})
 }
 
@@ -91,7 +105,11 @@ func copyFile(src, dst string) error {
 func leaks(b *Backend) func(t *testing.T) []string {
 	return func(t *testing.T) []string {
 		var out []string
+		zygotes := b.zygotePIDs()
 		for _, c := range testenv.Children() {
+			if pid, _, _ := strings.Cut(c, " "); slices.Contains(zygotes, atoi(pid)) {
+				continue
+			}
 			out = append(out, "process "+c)
 		}
 		self := os.Getpid()
@@ -106,9 +124,17 @@ func leaks(b *Backend) func(t *testing.T) []string {
 		for _, p := range parents {
 			matches, _ := filepath.Glob(filepath.Join(p, prefix+"*"))
 			for _, m := range matches {
+				if strings.Contains(m, ".zygote-") {
+					continue
+				}
 				out = append(out, "cgroup "+m)
 			}
 		}
 		return out
 	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -114,6 +114,9 @@ func setup(cfg *initConfig) (initStatus, error) {
 	if err := loopbackUp(); err != nil {
 		st.Warnings = append(st.Warnings, "loopback: "+err.Error())
 	}
+	if cfg.Template {
+		return st, nil
+	}
 	if cfg.Landlock {
 		st.Landlock = applyLandlock(cfg)
 	}
@@ -170,6 +173,11 @@ func buildRoot(cfg *initConfig) error {
 	for _, m := range cfg.Mounts {
 		if err := bindInto(oldRoot+m.Source, newRoot+m.Target, !m.Writable); err != nil {
 			return fmt.Errorf("mount %s: %w", m.Target, err)
+		}
+	}
+	for _, p := range cfg.MountPoints {
+		if err := makeMountPoint(newRoot+p.Target, p.Dir); err != nil {
+			return fmt.Errorf("mount point %s: %w", p.Target, err)
 		}
 	}
 	if err := unix.Chdir(newRoot); err != nil {
@@ -297,18 +305,8 @@ func bindInto(src, dst string, readOnly bool) error {
 	if err != nil {
 		return err
 	}
-	if fi.IsDir() {
-		err = os.MkdirAll(dst, 0o755)
-	} else {
-		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			var f *os.File
-			if f, err = os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
-			}
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("creating mount point %s: %w", dst, err)
+	if err := makeMountPoint(dst, fi.IsDir()); err != nil {
+		return err
 	}
 	flags := uintptr(unix.MS_BIND)
 	if err := unix.Mount(src, dst, "", flags, ""); err != nil {
@@ -334,6 +332,23 @@ func bindInto(src, dst string, readOnly bool) error {
 	}
 	if flags&unix.MS_REC != 0 {
 		return remountSubmountsReadOnly(dst)
+	}
+	return nil
+}
+
+// makeMountPoint creates a directory or an empty file to mount on.
+func makeMountPoint(dst string, dir bool) error {
+	var err error
+	if dir {
+		err = os.MkdirAll(dst, 0o755)
+	} else if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+		var f *os.File
+		if f, err = os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("creating mount point %s: %w", dst, err)
 	}
 	return nil
 }
@@ -404,6 +419,14 @@ func unescapeMountPath(s string) string {
 	return b.String()
 }
 
+// Kernel interfaces that are no business of sandboxed code, as container
+// engines mask them: files are covered with /dev/null, directories are made
+// read-only. Zygote children apply the same lists to their own /proc.
+var (
+	procMasked   = []string{"kcore", "keys", "timer_list", "sched_debug", "sysrq-trigger", "latency_stats", "kallsyms"}
+	procReadOnly = []string{"sys", "irq", "bus", "fs", "sysvipc"}
+)
+
 // mountSpecial provides /proc, /dev, /tmp and /workspace.
 func mountSpecial(cfg *initConfig) error {
 	for _, d := range []string{"proc", "dev", "tmp", "workspace"} {
@@ -415,17 +438,14 @@ func mountSpecial(cfg *initConfig) error {
 	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
-	// Kernel interfaces that are no business of sandboxed code, as container
-	// engines mask them: files are covered with /dev/null, directories are
-	// made read-only.
-	for _, p := range []string{"kcore", "keys", "timer_list", "sched_debug", "sysrq-trigger", "latency_stats", "kallsyms"} {
+	for _, p := range procMasked {
 		if _, err := os.Stat(newRoot + "/proc/" + p); err == nil {
 			if err := unix.Mount(oldRoot+"/dev/null", newRoot+"/proc/"+p, "", unix.MS_BIND, ""); err != nil {
 				return fmt.Errorf("masking /proc/%s: %w", p, err)
 			}
 		}
 	}
-	for _, p := range []string{"sys", "irq", "bus", "fs", "sysvipc"} {
+	for _, p := range procReadOnly {
 		dst := newRoot + "/proc/" + p
 		if _, err := os.Stat(dst); err != nil {
 			continue

@@ -17,6 +17,13 @@ type initConfig struct {
 	Rlimits        []rlimit   `json:"rlimits"`
 	Landlock       bool       `json:"landlock"`
 	Probe          bool       `json:"probe,omitempty"` // set up, report, exit without starting the command
+	// Template: the command is a zygote (zygote.py). It keeps uid 0 and
+	// its capabilities inside the sandbox's user namespace, without
+	// Landlock or seccomp, because every child it forks builds its own
+	// sandbox from there; it never runs user code.
+	Template bool `json:"template,omitempty"`
+	// MountPoints are made in a zygote's root for its children's mounts.
+	MountPoints []mountPoint `json:"mountPoints,omitempty"`
 }
 
 type bindSpec struct {

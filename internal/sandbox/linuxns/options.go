@@ -21,7 +21,23 @@ type Options struct {
 	// DisableLandlock turns off the Landlock layer (for kernels where it
 	// misbehaves); the capabilities report says so.
 	DisableLandlock bool
-	Logger          *slog.Logger
+	// Zygote starts sessions whose command is `python [flags] -c code` by
+	// forking a template interpreter that already imported Preload, instead
+	// of booting Python each time; each child enters a sandbox of its own
+	// before running anything of the session. Needs codemode to run as
+	// root; otherwise, and for other commands, sessions boot as usual.
+	Zygote bool
+	// Preload are the modules a zygote imports, so that its children share
+	// their pages.
+	Preload []string
+	// ZygoteWarm is Python code a zygote runs once after the imports, before
+	// it forks: codemode's own code (never a session's), e.g. importing
+	// codemode's runtime.
+	ZygoteWarm string
+	// ZygoteMemoryBytes bounds a zygote's own memory (default
+	// DefaultMemoryBytes).
+	ZygoteMemoryBytes int64
+	Logger            *slog.Logger
 }
 
 // InitArg0 is the argv[0] with which codemode re-executes itself as the
