@@ -261,12 +261,26 @@ def _child(req, fds, keep):
 _MAX_MOUNTS = 64
 
 
+# Where the imports' caches go (matplotlib's font list, fontconfig's), as a
+# booted runtime's preload does (_codemode.main._PRELOAD_ENV): /tmp, never
+# the sessions' /workspace. matplotlib remembers the directory it chose, so
+# the children inherit the choice.
+_PRELOAD_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache"}
+
+
 def _template(preload):
+    saved = {k: os.environ.get(k) for k in _PRELOAD_ENV}
+    os.environ.update(_PRELOAD_ENV)
     for name in preload:
         try:
             __import__(name)
         except Exception as e:
             print("zygote: preloading %s failed: %s" % (name, e), file=sys.stderr)
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     sys.stdout.flush()
     sys.stderr.flush()
     ctl = socket.socket(fileno=0)

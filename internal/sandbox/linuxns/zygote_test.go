@@ -263,3 +263,18 @@ func TestZygoteThatCannotStartBoots(t *testing.T) {
 		t.Fatalf("%d zygotes running", n)
 	}
 }
+
+// The caches the template's imports build stay out of the sessions'
+// /workspace: matplotlib keeps its choice of /tmp in the children.
+func TestZygotePreloadCachesInTmp(t *testing.T) {
+	b := zygoteBackend(t, "matplotlib.pyplot")
+	got := runPy(t, b, "caches", "import sys, os\n"+
+		"m = sys.modules.get('matplotlib')\n"+
+		"print(m.get_cachedir() if m else 'no matplotlib', os.listdir('/workspace'))")
+	if got == "no matplotlib []" {
+		t.Skip("matplotlib is not installed for the host's python")
+	}
+	if want := "/tmp/matplotlib []"; got != want {
+		t.Fatalf("forked session: %q, want %q", got, want)
+	}
+}
