@@ -484,4 +484,3 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
-

@@ -38,13 +38,13 @@ const (
 	// handles. Idle expiry still applies.
 	LabelDurable = "codemode.dev/durable"
 
-	annLabels       = "codemode.dev/labels"        // the Spec's labels as given, JSON
-	annSessionID    = "codemode.dev/session-id"    // the Spec's ID as given
-	annReplicaKind  = "codemode.dev/replica-kind"  // "pod" or "host"
+	annLabels       = "codemode.dev/labels"       // the Spec's labels as given, JSON
+	annSessionID    = "codemode.dev/session-id"   // the Spec's ID as given
+	annReplicaKind  = "codemode.dev/replica-kind" // "pod" or "host"
 	annReplicaNS    = "codemode.dev/replica-namespace"
-	annOwner        = "codemode.dev/owner"         // out of cluster: sandbox.OwnerID of the process
-	annLastActive   = "codemode.dev/last-active"   // RFC 3339
-	annIdleExpiry   = "codemode.dev/idle-expiry"   // Go duration
+	annOwner        = "codemode.dev/owner"       // out of cluster: sandbox.OwnerID of the process
+	annLastActive   = "codemode.dev/last-active" // RFC 3339
+	annIdleExpiry   = "codemode.dev/idle-expiry" // Go duration
 	containerName   = "sandbox"
 	runDir          = "/run/codemode"
 	keeperSocket    = runDir + "/keeper/sock" // the keeper makes its directory private
