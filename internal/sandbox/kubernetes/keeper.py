@@ -106,12 +106,13 @@ class Keeper:
         self.sent = 0  # bytes of queue[0] already sent
         self.conn = None
         self.inbuf = bytearray()
-        self.connections = 0
         self.first_frame = None  # the queued frame that carries out.first
         self.first_sent = False
         self.stdin_pending = bytearray()
         self.stdin_closing = False
         self.status = None
+        self.child = None
+        self.stdin = self.stdout = -1
         self.stdout_open = True
 
     def start(self):
@@ -135,6 +136,9 @@ class Keeper:
         signal.signal(signal.SIGTERM, self.terminate)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "signal")
 
+    def spawn(self):
+        """Starts the command, at the first connection: nothing it writes
+        can be lost before anyone listens, however soon it exits."""
         nofile = int(self.cfg.get("nofile") or 0)
 
         def limits():
@@ -143,7 +147,7 @@ class Keeper:
 
         self.child = subprocess.Popen(
             self.cfg["argv"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-            env=dict(e.split("=", 1) for e in self.cfg["env"] if "=" in e),
+            env=dict(e.split("=", 1) for e in self.cfg.get("env") or [] if "=" in e),
             cwd=self.cfg.get("dir") or "/", preexec_fn=limits, bufsize=0)
         self.stdin = self.child.stdin.fileno()
         self.stdout = self.child.stdout.fileno()
@@ -165,6 +169,8 @@ class Keeper:
 
     def update(self):
         """Registers interest according to buffers (back-pressure)."""
+        if self.child is None:
+            return
         want_out = self.stdout_open and self.queued < self.limit
         self.modify(self.stdout, selectors.EVENT_READ if want_out else 0, "stdout")
         if self.conn is not None:
@@ -195,7 +201,7 @@ class Keeper:
             pass
 
     def reap(self):
-        while True:
+        while self.child is not None:
             try:
                 pid, st = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -221,8 +227,9 @@ class Keeper:
             except OSError:
                 pass
             self.drop()
-        self.connections += 1
         self.conn = conn
+        if self.child is None:
+            self.spawn()
         self.inbuf = bytearray()
         if self.first_sent and self.out.first is not None:
             self.push(self.out.first, front=True)

@@ -176,6 +176,13 @@ func TestKeeperRelaysRawStreamsAndExitStatus(t *testing.T) {
 
 func TestKeeperSignalledChildGives128PlusSignal(t *testing.T) {
 	k := startKeeper(t, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+	c := k.connect(t)
+	if err := c.end(t); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.link.status.Load(); !c.link.exited.Load() || s != 137 {
+		t.Errorf("exit frame status = %d, want 137", s)
+	}
 	if code := k.exitCode(t); code != 137 {
 		t.Errorf("keeper exit = %d, want 137", code)
 	}
@@ -245,6 +252,19 @@ func TestKeeperBuffersOutputWhileDetached(t *testing.T) {
 	want := append(ready, wireFrame('O', "LATER\n")...)
 	if got := c2.readN(t, len(want)); !bytes.Equal(got, want) {
 		t.Fatalf("reattached connection: %q, want the ready frame then the buffered answer %q", got, want)
+	}
+}
+
+func TestKeeperStartsCommandAtFirstConnection(t *testing.T) {
+	// The command exits at once; its output waits for the first connection.
+	k := startKeeper(t, "print('early', flush=True)")
+	time.Sleep(500 * time.Millisecond)
+	c := k.connect(t)
+	if got := string(c.readN(t, 6)); got != "early\n" {
+		t.Fatalf("stdout %q", got)
+	}
+	if code := k.exitCode(t); code != 0 {
+		t.Errorf("keeper exit = %d", code)
 	}
 }
 

@@ -63,16 +63,15 @@ func newLink(w io.WriteCloser, r io.Reader) (*link, *io.PipeReader, <-chan error
 
 func (l *link) touch() { l.active.Store(time.Now().UnixNano()) }
 
-// relay copies output frames to the stdout pipe until the keeper ends the
-// stream; a clean end returns nil.
+// relay copies output frames to the stdout pipe until the stream ends. The
+// end of the transport, however it ends (the Pod stopped, the connection
+// was taken over or lost), is the end of stdout; what it means for the
+// session is Wait's to say. Only frames that break the protocol are errors.
 func (l *link) relay(r io.Reader) error {
 	var hdr [5]byte
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("keeper link: %w", err)
+			return nil
 		}
 		n := binary.BigEndian.Uint32(hdr[1:])
 		switch hdr[0] {
@@ -81,7 +80,7 @@ func (l *link) relay(r io.Reader) error {
 				return fmt.Errorf("keeper link: output frame of %d bytes", n)
 			}
 			if _, err := io.CopyN(l.out, r, int64(n)); err != nil {
-				return fmt.Errorf("keeper link: %w", err)
+				return nil
 			}
 		case kindAttached:
 			if n != 0 {
@@ -98,7 +97,7 @@ func (l *link) relay(r io.Reader) error {
 			}
 			var b [4]byte
 			if _, err := io.ReadFull(r, b[:n]); err != nil {
-				return fmt.Errorf("keeper link: %w", err)
+				return nil
 			}
 			if hdr[0] == kindTakeover {
 				l.takenOver.Store(true)
