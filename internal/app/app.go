@@ -193,6 +193,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	}
 	var mounts []sandbox.Mount
 	if s.DataDir != "" {
+		if why := MountBlocker(backend); why != "" {
+			return nil, fmt.Errorf("data-dir: the %s backend cannot mount it: %s", backend.Name(), why)
+		}
 		if err := readableByOthers(s.DataDir); err != nil {
 			return nil, fmt.Errorf("data-dir: %w", err)
 		}

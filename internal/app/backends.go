@@ -56,7 +56,7 @@ func Backends() []BackendInfo {
 			Expect:  posture.Expect{ImageRoot: true, NoLoopback: true, PtraceAllowed: true}},
 		{Name: kubernetes.Name, New: newKubernetes,
 			Summary: "a hardened Pod per session on a Kubernetes cluster (--kubeconfig, --namespace, --image, --runtime-class); sessions survive their replica",
-			Expect:  posture.Expect{ImageRoot: true}},
+			Expect:  posture.Expect{ImageRoot: true, PodNetwork: true, ExecScratch: true}},
 	}
 }
 

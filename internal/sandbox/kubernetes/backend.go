@@ -261,9 +261,13 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	if err := b.ensurePolicy(ctx, c); err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
+	filter, arch, err := syscallFilter()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
 	pod, err := podFor(spec, podConfig{
 		Namespace: c.namespace, Image: b.opts.Image, RuntimeClass: b.opts.RuntimeClass,
-		NodeSelector: b.opts.NodeSelector, SeccompProfile: b.opts.SeccompProfile,
+		NodeSelector: b.opts.NodeSelector, SeccompProfile: b.opts.SeccompProfile, Filter: filter, Arch: arch,
 		IdleExpiry: b.opts.IdleExpiry, Replica: c.replica, Now: time.Now(),
 	})
 	if err != nil {
@@ -462,6 +466,17 @@ func executor(c *client, pod string, command []string) (remotecommand.Executor, 
 	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
+}
+
+// EgressBlocker says why sandbox Pods cannot reach the egress proxy: it is
+// a Unix socket on codemode's host, and a Pod runs on a node.
+func (b *Backend) EgressBlocker() string {
+	return "the egress proxy is a Unix socket on codemode's host, which Pods on cluster nodes cannot mount (and their NetworkPolicy denies all traffic)"
+}
+
+// MountBlocker says why sandbox Pods cannot see host directories.
+func (b *Backend) MountBlocker() string {
+	return "a Pod runs on a cluster node and cannot see directories of codemode's host"
 }
 
 // Close stops the janitor and releases the owner claim. Sessions go on.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -72,14 +71,8 @@ func managedPods(t *testing.T, b *Backend) []string {
 
 func TestClusterSandboxSuite(t *testing.T) {
 	b := clusterBackend(t)
-	// The runtime's RuntimeDefault seccomp profile allows ptrace (it is
-	// contained: the Pod's own processes, one uid, no capabilities, its own
-	// PID namespace). With codemode's profile installed on the node as a
-	// Localhost profile, the full posture is expected.
-	b.opts.SeccompProfile = os.Getenv("CODEMODE_TEST_KUBE_SECCOMP")
 	sandboxtest.Run(t, sandboxtest.Config{
 		Backend: b, Loopback: true, ImageRoot: true, PodNetwork: true, ExecScratch: true,
-		PtraceContained: b.opts.SeccompProfile == "",
 		NotEnforced:     []string{sandbox.ProtPIDsLimit},
 		NoEgress:        "a Pod cannot reach the host's egress socket (host mounts are refused)",
 		Leaks:           func(t *testing.T) []string { return managedPods(t, b) },

@@ -19,8 +19,13 @@
 # or trace the keeper: it can then only disturb its own session, whose host
 # trusts nothing that arrives from the Pod.
 #
-# argv[1] is JSON: argv, env, dir, socket, nofile, buffer (bytes).
-import errno
+# argv[1] is JSON: argv, env, dir, socket, nofile, buffer (bytes), and
+# filter: codemode's seccomp policy (base64 of a struct sock_filter array),
+# installed on the command before it starts, so that it and everything it
+# runs are held to the same syscall policy as on the other backends,
+# whatever profile the cluster's runtime applies.
+import base64
+import ctypes
 import fcntl
 import json
 import os
@@ -45,6 +50,33 @@ def frame(kind, payload=b""):
 
 def log(msg):
     os.write(2, ("codemode keeper: %s\n" % msg).encode())
+
+
+def seccomp_installer(encoded):
+    """Returns a function that loads the filter on the calling process; all
+    the allocation happens here, before the fork."""
+    if not encoded:
+        return lambda: None
+    prog = base64.b64decode(encoded)
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fprog = SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = libc.prctl
+    ref = ctypes.byref(fprog)
+
+    def install():
+        # PR_SET_NO_NEW_PRIVS (the Pod's allowPrivilegeEscalation: false
+        # has set it already), then PR_SET_SECCOMP, SECCOMP_MODE_FILTER.
+        if prctl(38, 1, 0, 0, 0) != 0 or prctl(22, 2, ref, 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "installing the seccomp filter: " + os.strerror(err))
+        install.keep = (buf, fprog)
+
+    return install
 
 
 class Output:
@@ -140,10 +172,12 @@ class Keeper:
         """Starts the command, at the first connection: nothing it writes
         can be lost before anyone listens, however soon it exits."""
         nofile = int(self.cfg.get("nofile") or 0)
+        install = seccomp_installer(self.cfg.get("filter"))
 
         def limits():
             if nofile > 0:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            install()
 
         self.child = subprocess.Popen(
             self.cfg["argv"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,

@@ -24,6 +24,10 @@ type localKeeper struct {
 }
 
 func startKeeper(t *testing.T, child string) *localKeeper {
+	return startKeeperWith(t, child, nil)
+}
+
+func startKeeperWith(t *testing.T, child string, filter []byte) *localKeeper {
 	t.Helper()
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -33,7 +37,7 @@ func startKeeper(t *testing.T, child string) *localKeeper {
 	k := &localKeeper{socket: filepath.Join(dir, "run", "keeper", "sock")}
 	cfg, _ := json.Marshal(map[string]any{
 		"argv": []string{python, "-I", "-c", child}, "env": []string{"PATH=/usr/bin:/bin"},
-		"dir": dir, "socket": k.socket, "buffer": 1 << 20,
+		"dir": dir, "socket": k.socket, "buffer": 1 << 20, "filter": filter,
 	})
 	k.cmd = exec.Command(python, "-I", "-B", "-c", keeperSource, string(cfg))
 	if k.stderr, err = os.Create(filepath.Join(dir, "stderr")); err != nil {
@@ -276,5 +280,24 @@ func TestKeeperEndsWithChildEvenIfGrandchildHoldsStdout(t *testing.T) {
 	}
 	if code := k.exitCode(t); code != 0 {
 		t.Errorf("keeper exit = %d, want 0", code)
+	}
+}
+
+func TestKeeperInstallsSyscallFilter(t *testing.T) {
+	filter, _, err := syscallFilter()
+	if err != nil || filter == nil {
+		t.Skipf("no filter on this platform: %v", err)
+	}
+	// ptrace(PTRACE_TRACEME): allowed by default, refused by codemode's policy.
+	child := "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.ptrace(0, 0, 0, 0)\nprint(r, os.strerror(ctypes.get_errno()) if r else 'ok', flush=True)\n"
+	for _, tc := range []struct {
+		filter []byte
+		want   string
+	}{{nil, "0 ok\n"}, {filter, "-1 Operation not permitted\n"}} {
+		k := startKeeperWith(t, child, tc.filter)
+		c := k.connect(t)
+		if got := string(c.readN(t, len(tc.want))); got != tc.want {
+			t.Errorf("with filter=%v: %q, want %q", tc.filter != nil, got, tc.want)
+		}
 	}
 }

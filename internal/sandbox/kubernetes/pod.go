@@ -78,6 +78,8 @@ type podConfig struct {
 	RuntimeClass   string
 	NodeSelector   map[string]string
 	SeccompProfile string // Localhost profile path relative to the kubelet's seccomp dir; "" = RuntimeDefault
+	Filter         []byte // codemode's seccomp filter for the keeper to install on the command (nil = none)
+	Arch           string // the filter's architecture: the Pod must run on a node of it
 	IdleExpiry     time.Duration
 	Replica        replica
 	Now            time.Time
@@ -197,6 +199,7 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 	}
 	cfg, err := json.Marshal(map[string]any{
 		"argv": spec.Command, "env": spec.Env, "dir": dir, "socket": keeperSocket, "nofile": lim.NoFile,
+		"filter": c.Filter, // []byte: base64 in JSON
 	})
 	if err != nil {
 		return nil, err
@@ -231,7 +234,7 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 			HostPID:                       false,
 			HostIPC:                       false,
 			ShareProcessNamespace:         ptr(false),
-			NodeSelector:                  maps.Clone(c.NodeSelector),
+			NodeSelector:                  nodeSelector(c),
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsUser: ptr(int64(nobody)), RunAsGroup: ptr(int64(nobody)), RunAsNonRoot: ptr(true),
 				SeccompProfile: seccomp,
@@ -268,6 +271,19 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 		pod.Spec.RuntimeClassName = ptr(c.RuntimeClass)
 	}
 	return pod, nil
+}
+
+// nodeSelector adds the filter's architecture to the configured selector:
+// a filter of another architecture would kill the command at once.
+func nodeSelector(c podConfig) map[string]string {
+	sel := maps.Clone(c.NodeSelector)
+	if c.Arch != "" {
+		if sel == nil {
+			sel = map[string]string{}
+		}
+		sel[corev1.LabelArchStable] = c.Arch
+	}
+	return sel
 }
 
 // denyAll is the NetworkPolicy that isolates every sandbox Pod of the

@@ -37,6 +37,9 @@ func (b *Backend) Probe(ctx context.Context) (sandbox.Capabilities, error) {
 	if b.opts.SeccompProfile != "" {
 		seccomp = "the Localhost profile " + b.opts.SeccompProfile
 	}
+	if filter, arch, err := syscallFilter(); err == nil && filter != nil {
+		seccomp = "codemode's policy (" + policySummary() + "), installed by the keeper on the command, over " + seccomp + "; Pods pinned to " + arch + " nodes"
+	}
 	caps := sandbox.Capabilities{Backend: Name, Engine: engine}
 	add := func(name string, on bool, how string) {
 		caps.Protections = append(caps.Protections, sandbox.Protection{Name: name, Enforced: on, How: how})
