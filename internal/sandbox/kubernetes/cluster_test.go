@@ -73,9 +73,9 @@ func TestClusterSandboxSuite(t *testing.T) {
 	b := clusterBackend(t)
 	sandboxtest.Run(t, sandboxtest.Config{
 		Backend: b, Loopback: true, ImageRoot: true, PodNetwork: true, ExecScratch: true,
-		NotEnforced:     []string{sandbox.ProtPIDsLimit},
-		NoEgress:        "a Pod cannot reach the host's egress socket (host mounts are refused)",
-		Leaks:           func(t *testing.T) []string { return managedPods(t, b) },
+		NotEnforced: []string{sandbox.ProtPIDsLimit},
+		NoEgress:    b.EgressBlocker(),
+		Leaks:       func(t *testing.T) []string { return managedPods(t, b) },
 	})
 }
 

@@ -247,7 +247,7 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 				// waits for (or depends on) a registry.
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				WorkingDir:      "/",
-				Resources:       corev1.ResourceRequirements{Limits: limits, Requests: limits},
+				Resources:       corev1.ResourceRequirements{Limits: limits, Requests: requests(limits)},
 				SecurityContext: &corev1.SecurityContext{
 					RunAsUser: ptr(int64(nobody)), RunAsGroup: ptr(int64(nobody)), RunAsNonRoot: ptr(true),
 					ReadOnlyRootFilesystem:   ptr(true),
@@ -271,6 +271,22 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 		pod.Spec.RuntimeClassName = ptr(c.RuntimeClass)
 	}
 	return pod, nil
+}
+
+// requests are what the scheduler reserves per session: a small share, as
+// most sessions idle between calls (the limits bound each one).
+func requests(limits corev1.ResourceList) corev1.ResourceList {
+	req := corev1.ResourceList{}
+	for name, want := range map[corev1.ResourceName]resource.Quantity{
+		corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+		corev1.ResourceEphemeralStorage: limits[corev1.ResourceEphemeralStorage],
+	} {
+		if lim := limits[name]; lim.Cmp(want) < 0 {
+			want = lim
+		}
+		req[name] = want
+	}
+	return req
 }
 
 // nodeSelector adds the filter's architecture to the configured selector:

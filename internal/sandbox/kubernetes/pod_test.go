@@ -97,6 +97,7 @@ func TestPodSpecIsHardened(t *testing.T) {
 		{"memory limit", c.Resources.Limits.Memory().Value() == 256<<20},
 		{"cpu limit", c.Resources.Limits.Cpu().MilliValue() == 1500},
 		{"ephemeral-storage limit", c.Resources.Limits.StorageEphemeral().Value() > 0},
+		{"small requests", c.Resources.Requests.Cpu().MilliValue() == 50 && c.Resources.Requests.Memory().Value() == 64<<20},
 		{"managed-by label", pod.Labels[labelManagedBy] == managedBy},
 		{"never codemode's own name label", pod.Labels["app.kubernetes.io/name"] == ""},
 		{"replica label", pod.Labels[labelReplica] == "codemode-0"},
