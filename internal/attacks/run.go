@@ -239,7 +239,10 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 func (r *runner) program(a Attack) string {
 	host := r.host
 	if a.Has("stopped") {
-		_, inside := r.fx.heartbeat(a)
+		inside := "/tmp/heartbeat" // no data directory: the beats stay in the sandbox
+		if r.settings.DataDir != "" {
+			_, inside = r.fx.heartbeat(a)
+		}
 		host += "HEARTBEAT = " + strconv.Quote(inside) + "\n"
 	}
 	return host + library() + "\n# --- " + a.File + "\n" + a.Source

@@ -320,3 +320,37 @@ func TestClusterNetworkPolicy(t *testing.T) {
 		t.Fatalf("a sandbox reached the cluster: %s", out)
 	}
 }
+
+// BenchmarkClusterStart: a cold session, from creating the Pod to the
+// keeper's answer on the exec (what a spare saves a call), and a reattach.
+func BenchmarkClusterStart(b *testing.B) {
+	k := testenv.Cluster(b)
+	be := New(Options{Kubeconfig: k.Kubeconfig, Namespace: "default", Image: k.Image, JanitorEvery: -1})
+	defer be.Close()
+	b.Run("start", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s, err := be.Start(b.Context(), counterSpec(fmt.Sprintf("bench-%d", i), nil))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			s.Kill(context.Background())
+			b.StartTimer()
+		}
+	})
+	b.Run("reattach", func(b *testing.B) {
+		labels := map[string]string{"codemode.session": "bench-reattach"}
+		s, err := be.Start(b.Context(), counterSpec("bench-reattach", labels))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { s.Kill(context.Background()) }()
+		for b.Loop() {
+			next, err := be.Reattach(b.Context(), labels)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s = next
+		}
+	})
+}

@@ -301,3 +301,18 @@ func TestKeeperInstallsSyscallFilter(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkCloseReleasesBlockedOutput(t *testing.T) {
+	// Output nobody reads must not keep the link (and so Wait and Kill)
+	// from ending once the connection is dropped.
+	k := startKeeper(t, "import sys\nwhile True: sys.stdout.write('x' * 65536)\n")
+	c := k.connect(t)
+	time.Sleep(300 * time.Millisecond) // the relay is now blocked on the unread pipe
+	c.link.close()
+	if err := c.end(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, c.out); err != nil {
+		t.Errorf("stdout after close: %v, want EOF", err)
+	}
+}

@@ -152,12 +152,15 @@ func (l *link) send(kind byte, p []byte) error {
 	return nil
 }
 
-// close drops the connection: the keeper keeps the command running.
+// close drops the connection: the keeper keeps the command running. It
+// also ends stdout (readers get EOF), so that a relay blocked on a reader
+// that stopped reading (the caller killing a flooding sandbox) lets go.
 func (l *link) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
 		l.closed = true
 		l.w.Close()
+		l.out.Close()
 	}
 }
