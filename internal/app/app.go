@@ -332,6 +332,9 @@ func readableByOthers(dir string) error {
 // Close ends every session and stops the downstream servers.
 func (a *App) Close() {
 	a.Executor.Close()
+	if c, ok := a.Backend.(io.Closer); ok {
+		c.Close() // its janitor, connections, owner claim; sessions are ended above
+	}
 	a.Pool.Close()
 	a.guard.Close()
 	if a.egress != nil {

@@ -149,6 +149,9 @@ func TestAttacks(t *testing.T) {
 			for _, r := range attacks.Escapes(results) {
 				t.Errorf("%s on %s: %s: %s", r.Attack, b, r.Verdict, r.How)
 			}
+			if len(attacks.Escapes(results)) > 0 {
+				t.Logf("codemode log:\n%s", tail(log.String(), 6000))
+			}
 			testenv.CheckNoLeaks(t, before, engines...)
 			if b == "kubernetes" {
 				checkNoPods(t, s)
@@ -189,10 +192,6 @@ func backendSettings(t *testing.T, b string) (settings.Settings, []string, [][]s
 		kubectl(t, k, "create", "namespace", ns)
 		t.Cleanup(func() { kubectl(t, k, "delete", "namespace", ns, "--wait=false") })
 		flags["kubeconfig"], flags["image"], flags["namespace"] = k.Kubeconfig, k.Image, ns
-		// A Pod's process limit is the kubelet's podPidsLimit, which the
-		// backend cannot see (so does not claim); res-fork-bomb shows what
-		// bounds it here.
-		flags["allow-weaker-sandbox"] = "true"
 	case "docker":
 		docker := testenv.Docker(t)
 		engines = append(engines, docker)

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -97,6 +98,7 @@ var (
 // client is a connection to one cluster.
 type client struct {
 	cfg       *rest.Config
+	http      *http.Client
 	cs        kubernetes.Interface
 	namespace string
 	replica   replica
@@ -183,7 +185,10 @@ func (b *Backend) connect() (*client, error) {
 		}
 		c.namespace = ns
 	}
-	if c.cs, err = kubernetes.NewForConfig(c.cfg); err != nil {
+	if c.http, err = rest.HTTPClientFor(c.cfg); err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	if c.cs, err = kubernetes.NewForConfigAndClient(c.cfg, c.http); err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
 	if name := b.env("POD_NAME"); name != "" {
@@ -485,6 +490,7 @@ func (b *Backend) Close() error {
 	on := b.janitorOn
 	owner := b.owner
 	b.owner = nil
+	c := b.client
 	b.mu.Unlock()
 	select {
 	case <-b.stop:
@@ -496,6 +502,9 @@ func (b *Backend) Close() error {
 	}
 	if owner != nil {
 		owner.Release()
+	}
+	if c != nil {
+		c.http.CloseIdleConnections()
 	}
 	return nil
 }

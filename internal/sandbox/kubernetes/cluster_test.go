@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/sandboxtest"
@@ -73,9 +74,8 @@ func TestClusterSandboxSuite(t *testing.T) {
 	b := clusterBackend(t)
 	sandboxtest.Run(t, sandboxtest.Config{
 		Backend: b, Loopback: true, ImageRoot: true, PodNetwork: true, ExecScratch: true,
-		NotEnforced: []string{sandbox.ProtPIDsLimit},
-		NoEgress:    b.EgressBlocker(),
-		Leaks:       func(t *testing.T) []string { return managedPods(t, b) },
+		NoEgress: b.EgressBlocker(),
+		Leaks:    func(t *testing.T) []string { return managedPods(t, b) },
 	})
 }
 
@@ -198,27 +198,35 @@ func TestClusterJanitor(t *testing.T) {
 	liveName := podName("live-replica")
 
 	now := time.Now()
+	gone := replica{ID: "gone-replica", Kind: "pod", Namespace: c.namespace}
+	host := c.replica // out of cluster: this host, this process
 	pods := []struct {
 		id      string
-		replica string
+		replica replica
 		labels  map[string]string
 		active  time.Time
 		reaped  bool
 	}{
-		{"orphan", "gone-replica", nil, now, true},
-		{"durable-orphan", "gone-replica", map[string]string{LabelDurable: "true"}, now, false},
-		{"kept", liveName, nil, now, false},
-		{"idle-durable", "gone-replica", map[string]string{LabelDurable: "true"}, now.Add(-3 * time.Hour), true},
+		{"orphan", gone, nil, now, true},
+		{"durable-orphan", gone, map[string]string{LabelDurable: "true"}, now, false},
+		{"kept", replica{ID: liveName, Kind: "pod", Namespace: c.namespace}, nil, now, false},
+		{"idle-durable", gone, map[string]string{LabelDurable: "true"}, now.Add(-3 * time.Hour), true},
+		{"this-process", host, nil, now, false},
+		{"dead-process", replica{ID: host.ID, Kind: "host", Owner: "999999-1"}, nil, now, true},
+		{"other-host", replica{ID: "elsewhere", Kind: "host", Owner: "999999-1"}, nil, now, false},
 	}
+	uids := map[string]types.UID{}
 	for _, p := range pods {
 		pod, err := podFor(counterSpec(p.id, p.labels), podConfig{Namespace: c.namespace, Image: b.opts.Image,
-			IdleExpiry: time.Hour, Replica: replica{ID: p.replica, Kind: "pod", Namespace: c.namespace}, Now: p.active})
+			IdleExpiry: time.Hour, Replica: p.replica, Now: p.active})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.cs.CoreV1().Pods(c.namespace).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		created, err := c.cs.CoreV1().Pods(c.namespace).Create(t.Context(), pod, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		uids[created.Name] = created.UID
 	}
 	removed, err := b.sweep(t.Context())
 	if err != nil {
@@ -237,16 +245,15 @@ func TestClusterJanitor(t *testing.T) {
 	for _, p := range pods {
 		name := podName(p.id)
 		if p.reaped {
-			if err := waitGone(ctx, c, name, ""); err != nil {
+			if err := waitGone(ctx, c, name, uids[name]); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 			continue
 		}
-		got, err := c.cs.CoreV1().Pods(c.namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if _, err := c.cs.CoreV1().Pods(c.namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("%s was removed: %v", name, err)
 		}
-		deletePod(ctx, c, name, got.UID)
+		deletePod(ctx, c, name, uids[name])
 	}
 }
 

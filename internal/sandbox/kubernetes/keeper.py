@@ -6,7 +6,11 @@
 # Between a connection and the keeper, each direction is a stream of frames:
 # one kind byte, a big-endian uint32 length, the payload.
 #   to the keeper:   'd' bytes for the child's stdin, 'c' close the child's stdin
-#   from the keeper: 'A' attached (first on every connection),
+#   from the keeper: 'A' attached (first on every connection), 'a' so many
+#                    bytes (uint32) of this connection's 'd' frames have
+#                    reached the child's stdin (the host keeps a bounded
+#                    window in flight, so a child that stops reading stalls
+#                    the host's writes as a pipe would),
 #                    'o' bytes of the child's stdout, 'T' taken over by a
 #                    newer connection, 'X' the child exited (status, uint32)
 # Only complete 'd' frames reach the child, so a connection that dies
@@ -19,7 +23,7 @@
 # or trace the keeper: it can then only disturb its own session, whose host
 # trusts nothing that arrives from the Pod.
 #
-# argv[1] is JSON: argv, env, dir, socket, nofile, buffer (bytes), and
+# argv[1] is JSON: argv, env, dir, socket, nofile, nproc, buffer (bytes), and
 # filter: codemode's seccomp policy (base64 of a struct sock_filter array),
 # installed on the command before it starts, so that it and everything it
 # runs are held to the same syscall policy as on the other backends,
@@ -142,6 +146,7 @@ class Keeper:
         self.first_sent = False
         self.stdin_pending = bytearray()
         self.stdin_closing = False
+        self.unacked = 0  # bytes written to the child's stdin, not yet acknowledged
         self.status = None
         self.child = None
         self.stdin = self.stdout = -1
@@ -172,11 +177,15 @@ class Keeper:
         """Starts the command, at the first connection: nothing it writes
         can be lost before anyone listens, however soon it exits."""
         nofile = int(self.cfg.get("nofile") or 0)
+        nproc = int(self.cfg.get("nproc") or 0)
         install = seccomp_installer(self.cfg.get("filter"))
 
         def limits():
             if nofile > 0:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            if nproc > 0:
+                # Counted per uid on the node, not per Pod (see probe.go).
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
             install()
 
         self.child = subprocess.Popen(
@@ -267,6 +276,7 @@ class Keeper:
         self.inbuf = bytearray()
         if self.first_sent and self.out.first is not None:
             self.push(self.out.first, front=True)
+        self.unacked = 0
         hello = frame(b"A")  # attached: this connection is now the current one
         self.queue.insert(0, hello)
         self.queued += len(hello)
@@ -358,6 +368,9 @@ class Keeper:
                 self.stdin_closing = True
                 if not self.stdin_pending:
                     self.close_stdin()
+            elif self.stdin < 0:
+                self.unacked += len(payload)  # stdin is closed: discarded, but acknowledged
+                self.ack(True)
             else:
                 self.stdin_pending += payload
                 self.write_stdin()
@@ -370,13 +383,22 @@ class Keeper:
             try:
                 n = os.write(self.stdin, self.stdin_pending[:READ])
             except BlockingIOError:
+                self.ack(False)
                 return
             except OSError:  # the child closed its stdin: discard
-                self.stdin_pending = bytearray()
-                break
+                n = len(self.stdin_pending)
             del self.stdin_pending[:n]
+            self.unacked += n
+        self.ack(True)
         if self.stdin_closing:
             self.close_stdin()
+
+    def ack(self, drained):
+        if self.conn is not None and self.unacked and (drained or self.unacked >= 1 << 16):
+            f = frame(b"a", struct.pack(">I", self.unacked))
+            self.queue.append(f)
+            self.queued += len(f)
+            self.unacked = 0
 
     def close_stdin(self):
         if self.stdin >= 0:

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -315,4 +316,65 @@ func TestLinkCloseReleasesBlockedOutput(t *testing.T) {
 	if _, err := io.Copy(io.Discard, c.out); err != nil {
 		t.Errorf("stdout after close: %v, want EOF", err)
 	}
+}
+
+func TestLinkCloseReleasesBlockedInput(t *testing.T) {
+	// A command that never reads its stdin: writes back up until they
+	// block; dropping the connection (Kill does) must release them.
+	k := startKeeper(t, "import time; time.sleep(60)")
+	c := k.connect(t)
+	wrote := make(chan error, 1)
+	go func() {
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for {
+			if _, err := (stdin{c.link}).Write(chunk); err != nil {
+				wrote <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(time.Second) // the writes are blocked by now
+	closed := make(chan struct{})
+	go func() { c.link.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close blocked behind a stalled write")
+	}
+	select {
+	case err := <-wrote:
+		if err == nil {
+			t.Fatal("write succeeded after close")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stalled write was not released by close")
+	}
+}
+
+func TestLinkStdinStallsWhenCommandStopsReading(t *testing.T) {
+	// The command reads one line, then nothing: the host's writes must
+	// block within a bounded window, as they would on a pipe.
+	k := startKeeper(t, "import sys, time\nsys.stdin.readline()\nprint('read', flush=True)\ntime.sleep(60)\n")
+	c := k.connect(t)
+	io.WriteString(stdin{c.link}, "first\n")
+	c.readN(t, 5)
+	var sent atomic.Int64
+	go func() {
+		chunk := bytes.Repeat([]byte("x"), 4<<10)
+		for {
+			if _, err := (stdin{c.link}).Write(chunk); err != nil {
+				return
+			}
+			sent.Add(int64(len(chunk)))
+		}
+	}()
+	time.Sleep(2 * time.Second)
+	// The child's stdin pipe, the keeper's one pending write, the socket
+	// and the window: a few hundred KiB, never unbounded.
+	if n := sent.Load(); n > 4<<20 {
+		t.Fatalf("%d bytes accepted by a command that stopped reading", n)
+	} else {
+		t.Logf("writes stalled after %d bytes", n)
+	}
+	c.link.close()
 }

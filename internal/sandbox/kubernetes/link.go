@@ -16,6 +16,7 @@ const (
 	kindClose    = 'c' // to the keeper: close the command's stdin
 	kindAttached = 'A' // from the keeper: this connection is the current one
 	kindOutput   = 'o' // from the keeper: bytes of the command's stdout
+	kindAck      = 'a' // from the keeper: so many stdin bytes reached the command
 	kindTakeover = 'T' // from the keeper: a newer connection took over
 	kindExit     = 'X' // from the keeper: the command exited (uint32 status)
 
@@ -25,6 +26,11 @@ const (
 	maxChunk = 64<<20 + 64<<10
 	// maxOutput bounds one output frame (one whole wire frame).
 	maxOutput = 64<<20 + 5
+	// window bounds the stdin bytes in flight (sent, not yet acknowledged
+	// by the keeper as written to the command): a command that stops
+	// reading stalls Stdin's writes as a pipe would, however much the exec
+	// path buffers. A larger frame goes alone.
+	window = 256 << 10
 )
 
 // A link is one connection to a keeper: frames to it through w, from it
@@ -35,8 +41,12 @@ type link struct {
 	w   io.WriteCloser // the connection's input
 	out *io.PipeWriter // the command's stdout, for Session.Stdout
 
-	mu     sync.Mutex // serialises frames to w
-	closed bool
+	mu        sync.Mutex // serialises frames to w
+	closed    atomic.Bool
+	closeOnce sync.Once
+	done      chan struct{} // closed by close
+	unacked   atomic.Int64  // stdin bytes sent, not acknowledged
+	acked     chan struct{} // signalled at each acknowledgement
 
 	attached  chan struct{} // closed at the keeper's 'A'
 	takenOver atomic.Bool
@@ -49,7 +59,7 @@ type link struct {
 // of the command's stdout. done is closed when r ends.
 func newLink(w io.WriteCloser, r io.Reader) (*link, *io.PipeReader, <-chan error) {
 	pr, pw := io.Pipe()
-	l := &link{w: w, out: pw, attached: make(chan struct{})}
+	l := &link{w: w, out: pw, attached: make(chan struct{}), done: make(chan struct{}), acked: make(chan struct{}, 1)}
 	l.touch()
 	done := make(chan error, 1)
 	go func() {
@@ -90,6 +100,19 @@ func (l *link) relay(r io.Reader) error {
 			case <-l.attached:
 			default:
 				close(l.attached)
+			}
+		case kindAck:
+			if n != 4 {
+				return fmt.Errorf("keeper link: ack frame of %d bytes", n)
+			}
+			var b [4]byte
+			if _, err := io.ReadFull(r, b[:]); err != nil {
+				return nil
+			}
+			l.unacked.Add(-int64(binary.BigEndian.Uint32(b[:])))
+			select {
+			case l.acked <- struct{}{}:
+			default:
 			}
 		case kindTakeover, kindExit:
 			if n > 4 {
@@ -137,7 +160,17 @@ var errLinkClosed = errors.New("keeper link: closed")
 func (l *link) send(kind byte, p []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if kind == kindData {
+		for u := l.unacked.Load(); u > 0 && u+int64(len(p)) > window; u = l.unacked.Load() {
+			select {
+			case <-l.acked:
+			case <-l.done:
+				return errLinkClosed
+			}
+		}
+		l.unacked.Add(int64(len(p)))
+	}
+	if l.closed.Load() {
 		return errLinkClosed
 	}
 	var hdr [5]byte
@@ -153,14 +186,16 @@ func (l *link) send(kind byte, p []byte) error {
 }
 
 // close drops the connection: the keeper keeps the command running. It
-// also ends stdout (readers get EOF), so that a relay blocked on a reader
-// that stopped reading (the caller killing a flooding sandbox) lets go.
+// takes no lock: a Write blocked on a sandbox that stopped reading its
+// stdin (which is why the caller is killing it) holds the send lock, and
+// closing the pipes under it is what releases that Write. It also ends
+// stdout (readers get EOF), so that a relay blocked on a reader that
+// stopped reading lets go.
 func (l *link) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.closed {
-		l.closed = true
+	l.closeOnce.Do(func() {
+		l.closed.Store(true)
+		close(l.done)
 		l.w.Close()
 		l.out.Close()
-	}
+	})
 }

@@ -56,6 +56,7 @@ const (
 const (
 	defaultMemory    = 512 << 20
 	defaultCPUs      = 1.0
+	defaultPIDs      = 128
 	defaultTmp       = 64 << 20
 	defaultWorkspace = 128 << 20
 	// The root is read-only and the emptyDirs are in memory: the
@@ -191,6 +192,10 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 	if cpus <= 0 {
 		cpus = defaultCPUs
 	}
+	pids := lim.PIDs
+	if pids <= 0 {
+		pids = defaultPIDs
+	}
 	tmp := orDefault(lim.TmpBytes, defaultTmp)
 	work := orDefault(lim.WorkspaceBytes, defaultWorkspace)
 	dir := spec.Dir
@@ -198,7 +203,7 @@ func podFor(spec sandbox.Spec, c podConfig) (*corev1.Pod, error) {
 		dir = "/workspace"
 	}
 	cfg, err := json.Marshal(map[string]any{
-		"argv": spec.Command, "env": spec.Env, "dir": dir, "socket": keeperSocket, "nofile": lim.NoFile,
+		"argv": spec.Command, "env": spec.Env, "dir": dir, "socket": keeperSocket, "nofile": lim.NoFile, "nproc": pids,
 		"filter": c.Filter, // []byte: base64 in JSON
 	})
 	if err != nil {

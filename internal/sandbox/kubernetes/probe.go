@@ -14,8 +14,9 @@ import (
 // Probe implements sandbox.Backend. What a Pod enforces is fixed by its
 // spec, except where the cluster decides: whether NetworkPolicy is
 // enforced (it depends on the network plugin, which the API does not
-// tell) and how many processes a Pod may have (the kubelet's
-// podPidsLimit, node configuration the API does not show).
+// tell), and whether a Pod has a process limit of its own (the kubelet's
+// podPidsLimit, node configuration the API does not show): the keeper's
+// RLIMIT_NPROC counts the uid's processes on the whole node.
 func (b *Backend) Probe(ctx context.Context) (sandbox.Capabilities, error) {
 	c, err := b.connect()
 	if err != nil {
@@ -53,12 +54,12 @@ func (b *Backend) Probe(ctx context.Context) (sandbox.Capabilities, error) {
 	add(sandbox.ProtNoNetwork, true, "deny-all NetworkPolicy "+networkPolicyNm+" (ingress and egress) over every sandbox Pod")
 	add(sandbox.ProtPIDIsolated, true, "the Pod's own PID namespace (no hostPID, no shareProcessNamespace)")
 	add(sandbox.ProtMemoryLimit, true, "limits.memory (the /workspace and /tmp tmpfs count against it)")
-	add(sandbox.ProtPIDsLimit, false, "not in the Pod spec: the kubelet's podPidsLimit bounds each Pod's processes (node configuration, not visible through the API)")
+	add(sandbox.ProtPIDsLimit, true, "RLIMIT_NPROC on the command, set by the keeper; counted per uid on the node, so the sandbox Pods of one node share it (the kubelet's podPidsLimit, node configuration the API does not show, adds a per-Pod cgroup limit)")
 	add(sandbox.ProtCPULimit, true, "limits.cpu")
 	add(sandbox.ProtHostHidden, true, "the image's root filesystem; no hostPath volumes")
 	caps.Notes = append(caps.Notes,
 		"no-network relies on the cluster's network plugin enforcing NetworkPolicy (Calico, Cilium, kube-router... do; flannel and kindnet alone do not); codemode cannot tell from the API",
-		"set the kubelet's podPidsLimit on the nodes that run sandbox Pods; it is the only per-Pod process limit")
+		"the process limit (RLIMIT_NPROC, uid 65534) is shared by the sandbox Pods of a node: one session's fork bomb can keep the others of its node from starting processes until it ends; set the kubelet's podPidsLimit for a per-Pod limit, or run Pods with their own user namespaces")
 	if b.opts.RuntimeClass != "" {
 		caps.Notes = append(caps.Notes, "runtime class "+b.opts.RuntimeClass+" decides the kernel boundary (e.g. gVisor's runsc)")
 	}
