@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -504,7 +505,7 @@ func (b *Backend) Close() error {
 		owner.Release()
 	}
 	if c != nil {
-		c.http.CloseIdleConnections()
+		utilnet.CloseIdleConnectionsFor(c.http.Transport)
 	}
 	return nil
 }
