@@ -27,7 +27,7 @@ import (
 
 // clusterBackend returns a backend on the test cluster, in a fresh
 // namespace, and checks at the end that no Pod was left behind.
-func clusterBackend(t *testing.T) *Backend {
+func clusterBackend(t testing.TB) *Backend {
 	t.Helper()
 	testenv.Slow(t, "sandbox Pods on the test cluster")
 	k := testenv.Cluster(t)
@@ -54,7 +54,7 @@ func clusterBackend(t *testing.T) *Backend {
 	return b
 }
 
-func managedPods(t *testing.T, b *Backend) []string {
+func managedPods(t testing.TB, b *Backend) []string {
 	c, err := b.connect()
 	if err != nil {
 		return []string{err.Error()}
@@ -331,9 +331,7 @@ func TestClusterNetworkPolicy(t *testing.T) {
 // BenchmarkClusterStart: a cold session, from creating the Pod to the
 // keeper's answer on the exec (what a spare saves a call), and a reattach.
 func BenchmarkClusterStart(b *testing.B) {
-	k := testenv.Cluster(b)
-	be := New(Options{Kubeconfig: k.Kubeconfig, Namespace: "default", Image: k.Image, JanitorEvery: -1})
-	defer be.Close()
+	be := clusterBackend(b)
 	b.Run("start", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			s, err := be.Start(b.Context(), counterSpec(fmt.Sprintf("bench-%d", i), nil))
