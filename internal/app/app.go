@@ -193,6 +193,9 @@ func New(ctx context.Context, s settings.Settings, in Inputs, log *slog.Logger) 
 	}
 	var mounts []sandbox.Mount
 	if s.DataDir != "" {
+		if why := MountBlocker(backend); why != "" {
+			return nil, fmt.Errorf("data-dir: the %s backend cannot mount it: %s", backend.Name(), why)
+		}
 		if err := readableByOthers(s.DataDir); err != nil {
 			return nil, fmt.Errorf("data-dir: %w", err)
 		}
@@ -329,8 +332,9 @@ func readableByOthers(dir string) error {
 // Close ends every session and stops the downstream servers.
 func (a *App) Close() {
 	a.Executor.Close()
-	// A backend that keeps processes of its own (the native backend's
-	// zygotes) stops them once no session needs them.
+	// A backend that keeps things of its own (the native backend's
+	// zygotes; the kubernetes backend's janitor and API connections) lets
+	// them go once no session needs them.
 	if c, ok := a.Backend.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			a.Log.Warn("closing the sandbox backend", "error", err)

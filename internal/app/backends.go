@@ -12,6 +12,7 @@ import (
 
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/container"
+	"github.com/codemode/codemode/internal/sandbox/kubernetes"
 	"github.com/codemode/codemode/internal/sandbox/linuxns"
 	"github.com/codemode/codemode/internal/sandbox/posture"
 	"github.com/codemode/codemode/internal/settings"
@@ -54,7 +55,21 @@ func Backends() []BackendInfo {
 		{Name: "gvisor", Runsc: true, New: newContainer("gvisor"),
 			Summary: "a podman (or --runtime docker) container under gVisor's runsc, a user-space kernel",
 			Expect:  posture.Expect{ImageRoot: true, NoLoopback: true, PtraceAllowed: true}},
+		{Name: kubernetes.Name, New: newKubernetes,
+			Summary: "a hardened Pod per session on a Kubernetes cluster (--kubeconfig, --namespace, --image, --runtime-class); sessions survive their replica",
+			Expect:  posture.Expect{ImageRoot: true, PodNetwork: true, ExecScratch: true}},
 	}
+}
+
+func newKubernetes(s settings.Settings, environ []string, log *slog.Logger) sandbox.Backend {
+	selector := map[string]string{}
+	for _, kv := range s.NodeSelector {
+		k, v, _ := strings.Cut(kv, "=")
+		selector[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return kubernetes.New(kubernetes.Options{Kubeconfig: s.Kubeconfig, Namespace: s.KubeNamespace, Image: s.Image,
+		RuntimeClass: s.RuntimeClass, NodeSelector: selector, SeccompProfile: s.KubeSeccomp, Environ: environ,
+		Logger: log.With("backend", kubernetes.Name)})
 }
 
 func newNative(s settings.Settings, _ []string, log *slog.Logger) sandbox.Backend {

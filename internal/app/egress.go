@@ -94,6 +94,19 @@ func EgressBlocker(s settings.Settings, environ []string) string {
 	return ""
 }
 
+// mountBlocker is a backend whose sandboxes cannot see host directories
+// (kubernetes: a Pod runs on a node, not on codemode's host).
+type mountBlocker interface{ MountBlocker() string }
+
+// MountBlocker says why backend cannot mount host directories (--data-dir),
+// or "" when it can.
+func MountBlocker(backend sandbox.Backend) string {
+	if mb, ok := backend.(mountBlocker); ok {
+		return mb.MountBlocker()
+	}
+	return ""
+}
+
 // network adapts the proxy to the executor's Network.
 type network struct{ p *egress.Proxy }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -127,7 +129,7 @@ func TestAttacks(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", tmp)
 	var all []attacks.Result
-	for _, b := range []string{"native", "podman", "docker", "gvisor"} {
+	for _, b := range []string{"native", "podman", "docker", "gvisor", "kubernetes"} {
 		t.Run(b, func(t *testing.T) {
 			if b != "native" {
 				testenv.Slow(t, "the attack corpus on "+b)
@@ -147,7 +149,13 @@ func TestAttacks(t *testing.T) {
 			for _, r := range attacks.Escapes(results) {
 				t.Errorf("%s on %s: %s: %s", r.Attack, b, r.Verdict, r.How)
 			}
+			if len(attacks.Escapes(results)) > 0 {
+				t.Logf("codemode log:\n%s", tail(log.String(), 6000))
+			}
 			testenv.CheckNoLeaks(t, before, engines...)
+			if b == "kubernetes" {
+				checkNoPods(t, s)
+			}
 			all = append(all, results...)
 		})
 	}
@@ -178,6 +186,12 @@ func backendSettings(t *testing.T, b string) (settings.Settings, []string, [][]s
 		if b == "gvisor" {
 			flags["oci-runtime"] = testenv.Runsc(t)
 		}
+	case "kubernetes":
+		k := testenv.Cluster(t)
+		ns := fmt.Sprintf("cm-attacks-%d", time.Now().UnixNano()%1e6)
+		kubectl(t, k, "create", "namespace", ns)
+		t.Cleanup(func() { kubectl(t, k, "delete", "namespace", ns, "--wait=false") })
+		flags["kubeconfig"], flags["image"], flags["namespace"] = k.Kubeconfig, k.Image, ns
 	case "docker":
 		docker := testenv.Docker(t)
 		engines = append(engines, docker)
@@ -191,6 +205,32 @@ func backendSettings(t *testing.T, b string) (settings.Settings, []string, [][]s
 		t.Fatal(err)
 	}
 	return s, environ, engines
+}
+
+func kubectl(t *testing.T, k testenv.Kube, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(k.Kubectl, append([]string{"--kubeconfig", k.Kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// checkNoPods: the suite leaves no sandbox Pod behind.
+func checkNoPods(t *testing.T, s settings.Settings) {
+	k := testenv.Cluster(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left := strings.TrimSpace(kubectl(t, k, "get", "pods", "-n", s.KubeNamespace, "-l", "app.kubernetes.io/managed-by=codemode", "-o", "name"))
+		if left == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("sandbox Pods left behind: %s", left)
+			return
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func tail(s string, n int) string {

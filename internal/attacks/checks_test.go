@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/settings"
 )
 
 func TestPidNamespaceAndSurvivors(t *testing.T) {
@@ -33,6 +35,17 @@ func TestPidNamespaceAndSurvivors(t *testing.T) {
 
 // TestCheckStopped: the "stopped" check tells code that still runs after
 // its call returned from code that was stopped, by its heartbeat alone.
+func TestCheckStoppedWithoutDataDir(t *testing.T) {
+	// A backend that cannot mount the data directory (kubernetes): the
+	// sandbox's Kill is the evidence, and no heartbeat is looked for.
+	r := &runner{fx: &fixtures{dataDir: t.TempDir()}}
+	j := &judge{attack: Attack{Name: "res-test", Checks: []string{"stopped"}}}
+	r.checkStopped(j.attack, j)
+	if v, how := j.verdict(); v != Blocked || !strings.Contains(how, "killed the sandbox") {
+		t.Fatalf("verdict = %s %q", v, how)
+	}
+}
+
 func TestCheckStopped(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -49,7 +62,8 @@ func TestCheckStopped(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := &runner{fx: &fixtures{dataDir: t.TempDir()}}
+			dir := t.TempDir()
+			r := &runner{fx: &fixtures{dataDir: dir}, settings: settings.Settings{DataDir: dir}}
 			a := Attack{Name: "res-test", Checks: []string{"stopped"}}
 			path, inside := r.fx.heartbeat(a)
 			if inside != "/workspace/data/heartbeat-res-test" {

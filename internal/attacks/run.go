@@ -97,7 +97,11 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	environ := append(slices.Clone(opts.Environ), secretEnv+"="+envSecret, "HOME="+fx.home)
 
 	s := opts.Settings
-	s.StateDir, s.DataDir, s.DataWritable = fx.stateDir, fx.dataDir, true
+	s.StateDir = fx.stateDir
+	if b, err := app.NewBackend(s.Backend, s, opts.Environ, slog.New(slog.DiscardHandler)); err != nil || app.MountBlocker(b) == "" {
+		// The data directory is attacked wherever the backend can mount it.
+		s.DataDir, s.DataWritable = fx.dataDir, true
+	}
 	// Egress is on wherever the backend can carry it, so the whole corpus
 	// runs against sandboxes that have a way out: the echo fixture and any
 	// name resolving to loopback are allowed by name, a secret is bound to
@@ -212,6 +216,7 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 		"victim_files":    fx.victimFiles,
 		"seccomp_denied":  seccomp.Denied,
 		"egress":          nil,
+		"pod_network":     podNetwork(r.backend),
 		"limits": map[string]any{"memory": s.MemoryBytes, "pids": s.PIDs, "cpus": s.CPUs,
 			"tmp": s.TmpBytes, "workspace": s.WorkspaceBytes},
 	}
@@ -234,7 +239,10 @@ func (r *runner) hostInfo(environ []string) (string, error) {
 func (r *runner) program(a Attack) string {
 	host := r.host
 	if a.Has("stopped") {
-		_, inside := r.fx.heartbeat(a)
+		inside := "/tmp/heartbeat" // no data directory: the beats stay in the sandbox
+		if r.settings.DataDir != "" {
+			_, inside = r.fx.heartbeat(a)
+		}
 		host += "HEARTBEAT = " + strconv.Quote(inside) + "\n"
 	}
 	return host + library() + "\n# --- " + a.File + "\n" + a.Source
@@ -245,6 +253,10 @@ func (r *runner) program(a Attack) string {
 func (r *runner) attack(ctx context.Context, a Attack) Result {
 	// Each attack is a client of its own (owner and principal), so one
 	// attack's saved memory cannot pass for another's finding.
+	if a.Need("data-dir") && r.settings.DataDir == "" {
+		return Result{Attack: a.Name, Category: a.Category, Backend: r.backend, Verdict: Blocked,
+			How: "no data directory: codemode refuses --data-dir on this backend (" + app.MountBlocker(r.app.Backend) + ")"}
+	}
 	n := r.seq.Add(1)
 	owner, principal := fmt.Sprintf("attack-%d-%s", n, a.Name), fmt.Sprintf("attacker-%d", n)
 	j := &judge{attack: a, backend: r.backend}
@@ -295,6 +307,13 @@ func (r *runner) checkVictim(ctx context.Context, j *judge) {
 	default:
 		j.blocked("the victim client's memory and tools are untouched")
 	}
+}
+
+// podNetwork reports whether the backend's sandboxes have a network
+// interface of their own, isolated by a NetworkPolicy (Kubernetes Pods).
+func podNetwork(backend string) bool {
+	b, ok := app.LookupBackend(backend)
+	return ok && b.Expect.PodNetwork
 }
 
 // judge collects what the program and the host saw.

@@ -62,6 +62,11 @@ type Settings struct {
 	TmpBytes           int64
 	WorkspaceBytes     int64
 	ContainerUser      string
+	Kubeconfig         string   // kubernetes backend: kubeconfig file ("" = in-cluster, then KUBECONFIG rules)
+	KubeNamespace      string   // kubernetes backend: namespace of the sandbox Pods
+	RuntimeClass       string   // kubernetes backend: RuntimeClass of the sandbox Pods (e.g. gvisor)
+	NodeSelector       []string // kubernetes backend: k=v node labels the sandbox Pods need
+	KubeSeccomp        string   // kubernetes backend: Localhost seccomp profile instead of RuntimeDefault
 	OutputLimit        int
 	OutputMode         string // compact | toon
 	ResultLimit        int    // characters of a whole run_python result (0 = no limit)
@@ -189,6 +194,16 @@ func declare(backends []Choice) []setting {
 			doc: "OCI runtime for podman/docker (runc, crun, runsc); empty = detect", apply: func(s *Settings, v any) { s.OCIRuntime = v.(string) }},
 		{name: "image", group: GroupSandbox, env: []string{"CODEMODE_IMAGE", "MCP_BRIDGE_IMAGE"}, def: "python:3.12-slim", kind: kString,
 			doc: "container image for podman/docker/gvisor", apply: func(s *Settings, v any) { s.Image = v.(string) }},
+		{name: "kubeconfig", group: GroupSandbox, env: []string{"CODEMODE_KUBECONFIG"}, kind: kPath,
+			doc: "kubeconfig for the kubernetes backend (default: the in-cluster config in a Pod, else $KUBECONFIG or ~/.kube/config)", apply: func(s *Settings, v any) { s.Kubeconfig = v.(string) }},
+		{name: "namespace", group: GroupSandbox, env: []string{"CODEMODE_NAMESPACE"}, kind: kString,
+			doc: "namespace of the kubernetes backend's sandbox Pods (default: the kubeconfig's, or codemode's own in a Pod)", apply: func(s *Settings, v any) { s.KubeNamespace = v.(string) }},
+		{name: "runtime-class", group: GroupSandbox, env: []string{"CODEMODE_RUNTIME_CLASS"}, kind: kString,
+			doc: "RuntimeClass of the kubernetes backend's sandbox Pods, e.g. gvisor (default: the cluster's)", apply: func(s *Settings, v any) { s.RuntimeClass = v.(string) }},
+		{name: "node-selector", group: GroupSandbox, env: []string{"CODEMODE_NODE_SELECTOR"}, kind: kString, list: true,
+			doc: "node labels (k=v, comma-separated or the flag repeated) the kubernetes backend's sandbox Pods must run on", apply: func(s *Settings, v any) { s.NodeSelector = splitList(v.(string)) }},
+		{name: "kube-seccomp-profile", group: GroupSandbox, env: []string{"CODEMODE_KUBE_SECCOMP_PROFILE"}, kind: kString,
+			doc: "Localhost seccomp profile (relative to the kubelet's seccomp directory) for the kubernetes backend's Pods instead of RuntimeDefault", apply: func(s *Settings, v any) { s.KubeSeccomp = v.(string) }},
 		{name: "pull", group: GroupSandbox, env: []string{"CODEMODE_PULL"}, def: "false", kind: kBool,
 			doc: "let podman/docker pull a missing image (once, before the first session)", apply: func(s *Settings, v any) { s.Pull = v.(bool) }},
 		{name: "rootfs", group: GroupSandbox, env: []string{"CODEMODE_ROOTFS"}, kind: kPath,

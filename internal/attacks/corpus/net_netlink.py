@@ -1,6 +1,6 @@
 # attack: net-netlink
 # category: network
-# expect: blocked: rtnetlink shows only the sandbox's own interfaces (lo, or none in gVisor), and creating a link is refused (EPERM: no CAP_NET_ADMIN); audit netlink is refused
+# expect: blocked: rtnetlink shows only the sandbox's own interfaces (lo, or none in gVisor; lo and the Pod's own interface in Kubernetes, whose traffic its NetworkPolicy drops), and creating a link is refused (EPERM: no CAP_NET_ADMIN); audit netlink is refused
 # parallel: yes
 NETLINK_ROUTE, NETLINK_AUDIT = 0, 9
 RTM_NEWLINK, RTM_GETLINK = 16, 18
@@ -38,7 +38,9 @@ try:
                 a += (alen + 3) & ~3
             off += (ln + 3) & ~3
     foreign = [n for n in names if n != "lo"]
-    if foreign:
+    if HOST["pod_network"] and len(foreign) == 1:
+        blocked("rtnetlink sees lo and the Pod's own %s" % foreign[0])
+    elif foreign:
         escaped("rtnetlink shows interfaces %s" % ",".join(foreign))
     else:
         blocked("rtnetlink sees %s" % ("only lo" if names else "no interface"))

@@ -33,6 +33,8 @@ type Config struct {
 	// PtraceContained: namespace and ptrace syscalls are served by a user-
 	// space kernel (gVisor), so their success inside is not an escape.
 	PtraceContained bool
+	// PodNetwork and ExecScratch: see posture.Expect (Kubernetes Pods).
+	PodNetwork, ExecScratch bool
 	// NotEnforced names protections the backend cannot give on this host
 	// (rootless podman on cgroup v1 has no memory or CPU cgroup): Probe
 	// must report them as not enforced, saying why, instead of claiming them.
@@ -279,7 +281,8 @@ func testKillIdempotent(t *testing.T, cfg Config) {
 func testPosture(t *testing.T, cfg Config) {
 	spec := newSpec(cfg, t, "")
 	report, findings, err := posture.Run(t.Context(), cfg.Backend, spec, posture.Expect{
-		ImageRoot: cfg.ImageRoot, NoLoopback: !cfg.Loopback, PtraceAllowed: cfg.PtraceContained})
+		ImageRoot: cfg.ImageRoot, NoLoopback: !cfg.Loopback, PtraceAllowed: cfg.PtraceContained,
+		PodNetwork: cfg.PodNetwork, ExecScratch: cfg.ExecScratch})
 	if err != nil {
 		t.Fatalf("posture probe: %v", err)
 	}

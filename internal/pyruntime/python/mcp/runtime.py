@@ -109,8 +109,13 @@ def _processes():
             with open("/proc/%d/cmdline" % pid, "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").strip().decode("utf-8", "replace")
             with open("/proc/%d/stat" % pid, "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0].decode()
-        except (OSError, IndexError):
+                fields = f.read().rsplit(b")", 1)[1].split()
+            state, ppid = fields[0].decode(), int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == 0:
+            # Entered from outside the sandbox's pid namespace (the
+            # kubernetes backend's exec'd connector), not started by it.
             continue
         if state == "Z":
             cmd = "(exited, not waited for)"
