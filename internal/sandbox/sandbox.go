@@ -146,6 +146,11 @@ type Lasting interface {
 	Detach(ctx context.Context) error
 }
 
+// LabelLasting in a Spec's Labels ("true") marks a sandbox whose session
+// outlives the process that started it (a named session or a handle): a
+// Reattacher backend keeps it when that process is gone.
+const LabelLasting = "codemode.dev/durable"
+
 // ErrNotFound reports that no sandbox matches.
 var ErrNotFound = errors.New("sandbox: no such sandbox")
 

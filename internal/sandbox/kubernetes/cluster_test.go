@@ -183,6 +183,51 @@ func TestClusterReattach(t *testing.T) {
 	}
 }
 
+// A spare relabelled for its session is found by the session's labels
+// alone, and a Detach leaves it running for the next replica.
+func TestClusterRelabelDetach(t *testing.T) {
+	b1 := clusterBackend(t)
+	s1, err := b1.Start(t.Context(), counterSpec("spare-relabel", map[string]string{"codemode.session": "spare"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s1.Kill(context.Background()) })
+	readFrame(t, s1.Stdout())
+	io.WriteString(s1.Stdin(), "one\n")
+	if got := readFrame(t, s1.Stdout()); got != "O 1 one" {
+		t.Fatalf("answer %q", got)
+	}
+	labels := map[string]string{"codemode.owner": "principal:alice", "codemode.session": "notes", sandbox.LabelLasting: "true"}
+	if err := s1.(sandbox.Lasting).Relabel(t.Context(), labels); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b1.Reattach(t.Context(), map[string]string{"codemode.session": "spare"}); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Fatalf("Reattach by the spare's old label = %v, want ErrNotFound", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := s1.(sandbox.Lasting).Detach(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if exit, err := s1.Wait(ctx); err != nil || !exit.Detached {
+		t.Fatalf("Wait after Detach = %+v, %v; want Detached", exit, err)
+	}
+	b2 := New(Options{Kubeconfig: b1.opts.Kubeconfig, Namespace: b1.opts.Namespace, Image: b1.opts.Image, JanitorEvery: -1})
+	defer b2.Close()
+	s2, err := b2.Reattach(t.Context(), labels)
+	if err != nil {
+		t.Fatalf("Reattach by the session's labels after Detach: %v", err)
+	}
+	readFrame(t, s2.Stdout())
+	io.WriteString(s2.Stdin(), "two\n")
+	if got := readFrame(t, s2.Stdout()); got != "O 2 two" {
+		t.Fatalf("after Detach and Reattach: %q, want the state kept (O 2 two)", got)
+	}
+	if err := s2.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestClusterJanitor(t *testing.T) {
 	b := clusterBackend(t)
 	c, err := b.connect()

@@ -32,11 +32,11 @@ const (
 	managedBy      = "codemode"
 	labelSession   = "codemode.dev/session"
 	labelReplica   = "codemode.dev/replica"
-	// LabelDurable in a Spec's Labels (any value but "" or "false"), kept
-	// as a Pod label like the Spec's other labels, keeps
-	// the Pod when the replica that started it is gone: named sessions and
-	// handles. Idle expiry still applies.
-	LabelDurable = "codemode.dev/durable"
+	// LabelDurable (sandbox.LabelLasting) in a Spec's Labels (any value
+	// but "" or "false"), kept as a Pod label like the Spec's other
+	// labels, keeps the Pod when the replica that started it is gone:
+	// named sessions and handles. Idle expiry still applies.
+	LabelDurable = sandbox.LabelLasting
 
 	annLabels       = "codemode.dev/labels"       // the Spec's labels as given, JSON
 	annSessionID    = "codemode.dev/session-id"   // the Spec's ID as given
@@ -148,6 +148,37 @@ func selectorLabels(labels map[string]string) (map[string]string, error) {
 		out[labelKey(k)] = labelValue(v)
 	}
 	return out, nil
+}
+
+// relabelPatch is the merge patch that replaces the Pod labels standing
+// for its Spec's labels (recorded in the labels annotation) with those of
+// labels, leaving codemode's own.
+func relabelPatch(pod *corev1.Pod, labels map[string]string) ([]byte, error) {
+	next, err := selectorLabels(labels)
+	if err != nil {
+		return nil, err
+	}
+	var old map[string]string
+	if a := pod.Annotations[annLabels]; a != "" {
+		if err := json.Unmarshal([]byte(a), &old); err != nil {
+			return nil, fmt.Errorf("the Pod's %s annotation: %w", annLabels, err)
+		}
+	}
+	patch := map[string]any{}
+	for k := range old {
+		patch[labelKey(k)] = nil // merge patch: null removes
+	}
+	for k, v := range next {
+		patch[k] = v
+	}
+	original, err := json.Marshal(labels)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":      patch,
+		"annotations": map[string]string{annLabels: string(original)},
+	}})
 }
 
 func durable(labels map[string]string) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/codemode/codemode/internal/sandbox"
@@ -225,5 +226,43 @@ func TestDenyAllPolicy(t *testing.T) {
 	}
 	if p.Spec.PodSelector.MatchLabels[labelManagedBy] != managedBy || len(p.Spec.PodSelector.MatchLabels) != 1 {
 		t.Errorf("policy selects %v, want every managed sandbox Pod", p.Spec.PodSelector.MatchLabels)
+	}
+}
+
+func TestRelabelPatch(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{annLabels: `{"codemode.session":"spare"}`}}}
+	patch, err := relabelPatch(pod, map[string]string{"codemode.session": "notes", "codemode.owner": "principal:alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Metadata struct {
+			Labels      map[string]*string
+			Annotations map[string]string
+		}
+	}
+	if err := json.Unmarshal(patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Metadata.Labels["codemode.session"]; v == nil || *v != "notes" {
+		t.Errorf("session label = %v, want notes", v)
+	}
+	if v := got.Metadata.Labels["codemode.owner"]; v == nil || *v != labelValue("principal:alice") || *v == "principal:alice" {
+		t.Errorf("owner label = %v, want the hashed value %s", v, labelValue("principal:alice"))
+	}
+	if _, ok := got.Metadata.Labels[labelManagedBy]; ok {
+		t.Errorf("the patch touches codemode's own label: %s", patch)
+	}
+	if a := got.Metadata.Annotations[annLabels]; !strings.Contains(a, `"codemode.owner":"principal:alice"`) {
+		t.Errorf("labels annotation = %q", a)
+	}
+	// A label the old set had and the new one lacks is removed.
+	pod.Annotations[annLabels] = `{"codemode.session":"spare","old":"x"}`
+	patch, _ = relabelPatch(pod, map[string]string{"codemode.session": "notes"})
+	if !strings.Contains(string(patch), `"old":null`) {
+		t.Errorf("patch %s does not remove the old label", patch)
+	}
+	if _, err := relabelPatch(pod, map[string]string{labelManagedBy: "x"}); err == nil {
+		t.Error("a reserved label was accepted")
 	}
 }

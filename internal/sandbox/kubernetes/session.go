@@ -54,7 +54,10 @@ type session struct {
 	err  error
 }
 
-var _ sandbox.Session = (*session)(nil)
+var (
+	_ sandbox.Session = (*session)(nil)
+	_ sandbox.Lasting = (*session)(nil)
+)
 
 func newSession(b *Backend, c *client, pod *corev1.Pod) *session {
 	pr, pw := io.Pipe()
@@ -292,4 +295,37 @@ func (s *session) Kill(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Detach implements sandbox.Lasting: it drops this connection and leaves
+// the Pod running for a later Reattach.
+func (s *session) Detach(ctx context.Context) error {
+	s.mu.Lock()
+	s.dropped = !s.killed
+	s.mu.Unlock()
+	s.drop()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Relabel implements sandbox.Lasting: the Pod's labels that stand for the
+// Spec's become those of labels (a spare handed to a session), so that
+// Reattach finds it by them.
+func (s *session) Relabel(ctx context.Context, labels map[string]string) error {
+	pod, err := s.c.cs.CoreV1().Pods(s.c.namespace).Get(ctx, s.pod, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("kubernetes: relabel: %w", err)
+	}
+	patch, err := relabelPatch(pod, labels)
+	if err != nil {
+		return fmt.Errorf("kubernetes: relabel: %w", err)
+	}
+	if _, err := s.c.cs.CoreV1().Pods(s.c.namespace).Patch(ctx, s.pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("kubernetes: relabel Pod %s: %w", s.pod, err)
+	}
+	return nil
 }
