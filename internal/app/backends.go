@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/container"
@@ -67,9 +68,15 @@ func newKubernetes(s settings.Settings, environ []string, log *slog.Logger) sand
 		k, v, _ := strings.Cut(kv, "=")
 		selector[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
+	// A Pod whose replicas are all gone ends as its session would have: at
+	// the idle timeout, plus the lag of its activity record.
+	var expiry time.Duration
+	if s.IdleTimeout > 0 {
+		expiry = s.IdleTimeout + kubernetes.ActivityLag
+	}
 	return kubernetes.New(kubernetes.Options{Kubeconfig: s.Kubeconfig, Namespace: s.KubeNamespace, Image: s.Image,
-		RuntimeClass: s.RuntimeClass, NodeSelector: selector, SeccompProfile: s.KubeSeccomp, Environ: environ,
-		Logger: log.With("backend", kubernetes.Name)})
+		RuntimeClass: s.RuntimeClass, NodeSelector: selector, SeccompProfile: s.KubeSeccomp, IdleExpiry: expiry,
+		Environ: environ, Logger: log.With("backend", kubernetes.Name)})
 }
 
 func newNative(s settings.Settings, _ []string, log *slog.Logger) sandbox.Backend {

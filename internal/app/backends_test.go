@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/codemode/codemode/internal/sandbox/kubernetes"
 	"github.com/codemode/codemode/internal/settings"
 )
 
@@ -173,5 +175,21 @@ func TestAttackSettings(t *testing.T) {
 				t.Errorf("AttackSettings(%q) mismatch (-want +got):\n%s", tc.list, diff)
 			}
 		})
+	}
+}
+
+// A session Pod outlives its replicas as long as its session would: the
+// idle timeout, plus the lag of its activity record.
+func TestKubernetesIdleExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		idle, want time.Duration
+	}{
+		{10 * time.Minute, 10*time.Minute + kubernetes.ActivityLag},
+		{0, time.Hour}, // sessions never expire: the backend's default
+	} {
+		b := newKubernetes(settings.Settings{IdleTimeout: tc.idle}, nil, slog.New(slog.DiscardHandler)).(*kubernetes.Backend)
+		if got := b.IdleExpiry(); got != tc.want {
+			t.Errorf("idle timeout %s: Pod idle expiry %s, want %s", tc.idle, got, tc.want)
+		}
 	}
 }

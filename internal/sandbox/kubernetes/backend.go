@@ -76,6 +76,9 @@ type Options struct {
 	Logger  *slog.Logger
 }
 
+// IdleExpiry is how long a Pod no connection uses lives on.
+func (b *Backend) IdleExpiry() time.Duration { return b.opts.IdleExpiry }
+
 // Backend runs sandboxes as Kubernetes Pods.
 type Backend struct {
 	opts Options

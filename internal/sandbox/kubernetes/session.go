@@ -26,6 +26,10 @@ const lostGrace = 5 * time.Second
 // while frames flow.
 const activityEvery = time.Minute
 
+// ActivityLag is how far a Pod's last-active record may trail its last
+// use: an idle expiry shorter than it would end sessions in use.
+const ActivityLag = 2 * activityEvery
+
 // session is one connection to a sandbox Pod. Stderr is the Pod's log
 // (the command's stderr and the keeper's messages), followed from the
 // start for a new Pod and from the reattach on for a reattached one; the
