@@ -393,6 +393,10 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
 serializeImagePulls: false
+# Every Pod gets its own process budget (a pids cgroup), so one session's
+# fork bomb cannot take the node's: codemode's per-uid RLIMIT_NPROC alone
+# is shared by every sandbox on the node.
+podPidsLimit: 1024
 EOF
 	start kubelet "$KUBE_BIN/kubelet" --config "$KUBE_RUN/kubelet.yaml" \
 		--kubeconfig "$KUBE_RUN/kubelet.kubeconfig" --root-dir "$KUBELET_DIR" \
