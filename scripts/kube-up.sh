@@ -441,6 +441,8 @@ check_api_port() {
 	exit 1
 }
 
+kube_router_healthy() { curl -sf -o /dev/null http://127.0.0.1:20244/healthz; }
+
 node_ready() {
 	[ "$(kubectl_admin get node "$KUBE_NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -477,8 +479,11 @@ up() {
 	start_scheduler
 	start_kubelet
 	start_kube_proxy
-	start_kube_router
 	wait_for "node $KUBE_NODE" 120 kubelet node_ready
+	# kube-router finds its node by name at start, and exits if the kubelet
+	# has not registered it yet.
+	start_kube_router
+	wait_for "kube-router" 60 kube-router kube_router_healthy
 	wait_for "default ServiceAccount" 60 kube-controller-manager default_service_account
 	cat >"$KUBE_RUN/cluster.env" <<EOF
 # Written by scripts/kube-up.sh.
