@@ -287,32 +287,78 @@ func (r *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the real writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// readyHandler answers /readyz: the backend can start a sandbox. A result is
-// reused for a few seconds, so probes cannot be used to start sandboxes in
-// a loop.
+// readyHandler answers /readyz: the backend can start a sandbox.
 func (s *Server) readyHandler(ready func(context.Context) error) http.HandlerFunc {
-	var mu sync.Mutex
-	var checked time.Time
-	var last error
+	if ready == nil {
+		return func(w http.ResponseWriter, r *http.Request) { writeHealth(w, http.StatusOK, "ready", "") }
+	}
+	rd := &readiness{check: ready}
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ready == nil {
-			writeHealth(w, http.StatusOK, "ready", "")
-			return
-		}
-		mu.Lock()
-		if time.Since(checked) > 5*time.Second {
-			ctx, cancel := context.WithTimeout(r.Context(), 60*time.Second)
-			last = ready(ctx)
-			cancel()
-			checked = time.Now()
-		}
-		err := last
-		mu.Unlock()
-		if err != nil {
+		if err := rd.result(r.Context()); err != nil {
 			writeHealth(w, http.StatusServiceUnavailable, "not ready", err.Error())
 			return
 		}
 		writeHealth(w, http.StatusOK, "ready", "")
+	}
+}
+
+// How long a readiness result is reused: probes must not start sandboxes
+// in a loop, and a failure should be retried sooner than a success.
+const (
+	readyFor    = 30 * time.Second
+	notReadyFor = 5 * time.Second
+	readyCheck  = 60 * time.Second // bound of one check
+)
+
+// readiness runs a check at most once per period, in the background: a
+// check may take longer than a probe waits (a Kubernetes backend starts a
+// Pod), and one cancelled with its probe would never succeed. A probe gets
+// the last result while a newer one is being made, and waits for the very
+// first.
+type readiness struct {
+	check func(context.Context) error
+
+	mu      sync.Mutex
+	checked time.Time // zero until the first check ends
+	last    error
+	running chan struct{} // closed when the running check ends; nil when none runs
+}
+
+func (rd *readiness) result(ctx context.Context) error {
+	rd.mu.Lock()
+	ttl := readyFor
+	if rd.last != nil {
+		ttl = notReadyFor
+	}
+	if !rd.checked.IsZero() && time.Since(rd.checked) < ttl {
+		defer rd.mu.Unlock()
+		return rd.last
+	}
+	if rd.running == nil {
+		done := make(chan struct{})
+		rd.running = done
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), readyCheck)
+			err := rd.check(cctx)
+			cancel()
+			rd.mu.Lock()
+			rd.last, rd.checked, rd.running = err, time.Now(), nil
+			rd.mu.Unlock()
+			close(done)
+		}()
+	}
+	running, first, last := rd.running, rd.checked.IsZero(), rd.last
+	rd.mu.Unlock()
+	if !first {
+		return last
+	}
+	select {
+	case <-running:
+		rd.mu.Lock()
+		defer rd.mu.Unlock()
+		return rd.last
+	case <-ctx.Done():
+		return errors.New("the first check that a sandbox starts is still running")
 	}
 }
 
