@@ -287,7 +287,7 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 	}
 	if req.Close && strings.TrimSpace(req.Code) == "" {
 		// Closing runs nothing: it is not a call the console records.
-		if m.CloseSession(req.Owner, name) {
+		if m.CloseSession(req.Owner, name) || m.closeElsewhere(ctx, key{req.Owner, name}, principal, req) {
 			res.Status, res.Notes = StatusSuccess, []string{"session " + name + " closed"}
 		} else {
 			res.Status, res.Error = StatusError, fmt.Sprintf("%v %q to close (it had ended already)", ErrNoSession, name)
@@ -1031,6 +1031,29 @@ func (m *Manager) reapIdle() {
 		}
 		m.killAll(victims, ExitIdle)
 	}
+}
+
+// closeElsewhere closes a lasting session this process does not hold, in
+// the sandbox another replica started; false if there is none.
+func (m *Manager) closeElsewhere(ctx context.Context, k key, principal string, req Request) bool {
+	if !req.Lasting || !m.reattacher() {
+		return false
+	}
+	s, err := m.acquire(ctx, k, principal, req)
+	if err != nil {
+		return false
+	}
+	defer m.release(s)
+	in := s.interp()
+	if in == nil && s.reattach {
+		s.reattach = false
+		if in, err = m.reattach(ctx, s); err != nil {
+			m.log.WarnContext(ctx, "closing a session of another replica", "session", k.name, "error", err)
+		}
+		s.setInterp(in)
+	}
+	m.closeHeld(s)
+	return in != nil
 }
 
 // CloseSession ends one session (its running call fails); false if there
