@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -68,9 +67,9 @@ func benchFirstCalls(b *testing.B, cs *mcp.ClientSession, ready func()) {
 func waitSpare(b *testing.B, k testenv.Kube, ns string) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		out, _ := kubeTry(k, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/managed-by=codemode",
-			"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].metadata.annotations}")
-		if containsSpare(out) {
+		out, _ := kubeTry(k, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/managed-by=codemode,codemode.session=spare",
+			"--field-selector=status.phase=Running", "-o", "name")
+		if out != "" {
 			time.Sleep(time.Second) // the spare's interpreter boots after its Pod runs
 			return
 		}
@@ -86,10 +85,4 @@ func benchNamespace(b *testing.B, k testenv.Kube) string {
 	}
 	b.Cleanup(func() { kubeTry(k, "delete", "namespace", ns, "--wait=true", "--timeout=120s") })
 	return ns
-}
-
-// containsSpare reports whether Pod annotations (as kubectl prints them)
-// include a spare's: the backend keeps a session's original labels there.
-func containsSpare(annotations string) bool {
-	return strings.Contains(annotations, `"codemode.session":"spare"`)
 }
