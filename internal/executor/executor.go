@@ -328,6 +328,15 @@ func (m *Manager) Run(ctx context.Context, req Request) *Result {
 		}
 	}
 	in := s.interp()
+	if in != nil && s.lasting && m.reattacher() {
+		// Another replica may have taken the session over since this one's
+		// last call, and the news may not have arrived yet: a round trip
+		// settles it, so the code is not sent down a connection that is
+		// already gone (it would not run, and the call would fail).
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		in.Ping(pctx)
+		cancel()
+	}
 	if in != nil {
 		select {
 		case <-in.Dead():

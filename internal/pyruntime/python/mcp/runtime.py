@@ -106,21 +106,33 @@ def _processes():
         if pid == own or pid == 1:
             continue
         try:
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").strip().decode("utf-8", "replace")
             with open("/proc/%d/stat" % pid, "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
             state, ppid = fields[0].decode(), int(fields[1])
+            if ppid == 0:
+                # Entered from outside the sandbox's pid namespace (the
+                # kubernetes backend's exec'd connector), not started by it.
+                continue
+            cmd = "(exited, not waited for)" if state == "Z" else _cmdline(pid)
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == 0:
-            # Entered from outside the sandbox's pid namespace (the
-            # kubernetes backend's exec'd connector), not started by it.
-            continue
-        if state == "Z":
-            cmd = "(exited, not waited for)"
         out.append((pid, cmd[:60] or "?"))
     return out
+
+
+def _cmdline(pid):
+    """A process's command line. A process that has just exec'd shows an
+    empty one for a moment (its arguments are set up after the exec has
+    already succeeded for its parent), so an empty one is read again."""
+    import time
+
+    for _ in range(20):
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").strip().decode("utf-8", "replace")
+        if cmd:
+            return cmd
+        time.sleep(0.005)
+    return cmd
 
 
 def _describe_processes(procs):
