@@ -667,9 +667,9 @@ func (m *Manager) reattacher() bool {
 // (sandbox.Reattacher). Backends make the values fit their label syntax.
 func (s *session) labels() map[string]string {
 	return map[string]string{
-		"codemode.owner":     s.key.owner,
-		"codemode.session":   s.key.name,
-		sandbox.LabelLasting: strconv.FormatBool(s.lasting),
+		"codemode.session-owner": s.key.owner,
+		"codemode.session":       s.key.name,
+		sandbox.LabelLasting:     strconv.FormatBool(s.lasting),
 	}
 }
 

@@ -289,6 +289,11 @@ func (b *Backend) runArgs(spec sandbox.Spec, name string, rc runConfig) []string
 		args = append(args, "--env", kv)
 	}
 	for k, v := range spec.Labels {
+		if k == labelManaged || k == labelOwner {
+			// Whose container this is decides who may remove it: only
+			// this backend says.
+			continue
+		}
 		args = append(args, "--label", k+"="+v)
 	}
 	sockets := false

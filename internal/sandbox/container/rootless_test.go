@@ -163,3 +163,22 @@ func TestEgressBlocker(t *testing.T) {
 		}
 	}
 }
+
+// A Spec's labels cannot say whose container it is: the owner label decides
+// which codemode may remove it as a dead one's leftover.
+func TestSpecLabelsCannotClaimOwnership(t *testing.T) {
+	spec := sandbox.Spec{ID: "s1", Command: []string{"python3"},
+		Labels: map[string]string{labelOwner: "principal:alice", labelManaged: "0", "codemode.session-owner": "principal:alice"}}
+	b := New(&Options{Name: "podman", Command: []string{"podman"}})
+	args := strings.Join(b.runArgs(spec, "c", runConfig{runtime: "runc"}), " ")
+	for _, want := range []string{"--label " + labelOwner + "=" + b.owner, "--label " + labelManaged + "=1", "--label codemode.session-owner=principal:alice"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("run args lack %q: %s", want, args)
+		}
+	}
+	for _, bad := range []string{labelOwner + "=principal:alice", labelManaged + "=0"} {
+		if strings.Contains(args, bad) {
+			t.Errorf("run args carry the Spec's %q: %s", bad, args)
+		}
+	}
+}

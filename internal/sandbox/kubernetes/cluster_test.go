@@ -197,7 +197,7 @@ func TestClusterRelabelDetach(t *testing.T) {
 	if got := readFrame(t, s1.Stdout()); got != "O 1 one" {
 		t.Fatalf("answer %q", got)
 	}
-	labels := map[string]string{"codemode.owner": "principal:alice", "codemode.session": "notes", sandbox.LabelLasting: "true"}
+	labels := map[string]string{"codemode.session-owner": "principal:alice", "codemode.session": "notes", sandbox.LabelLasting: "true"}
 	if err := s1.(sandbox.Lasting).Relabel(t.Context(), labels); err != nil {
 		t.Fatal(err)
 	}

@@ -231,7 +231,7 @@ func TestDenyAllPolicy(t *testing.T) {
 
 func TestRelabelPatch(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{annLabels: `{"codemode.session":"spare"}`}}}
-	patch, err := relabelPatch(pod, map[string]string{"codemode.session": "notes", "codemode.owner": "principal:alice"})
+	patch, err := relabelPatch(pod, map[string]string{"codemode.session": "notes", "codemode.session-owner": "principal:alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,13 +247,13 @@ func TestRelabelPatch(t *testing.T) {
 	if v := got.Metadata.Labels["codemode.session"]; v == nil || *v != "notes" {
 		t.Errorf("session label = %v, want notes", v)
 	}
-	if v := got.Metadata.Labels["codemode.owner"]; v == nil || *v != labelValue("principal:alice") || *v == "principal:alice" {
+	if v := got.Metadata.Labels["codemode.session-owner"]; v == nil || *v != labelValue("principal:alice") || *v == "principal:alice" {
 		t.Errorf("owner label = %v, want the hashed value %s", v, labelValue("principal:alice"))
 	}
 	if _, ok := got.Metadata.Labels[labelManagedBy]; ok {
 		t.Errorf("the patch touches codemode's own label: %s", patch)
 	}
-	if a := got.Metadata.Annotations[annLabels]; !strings.Contains(a, `"codemode.owner":"principal:alice"`) {
+	if a := got.Metadata.Annotations[annLabels]; !strings.Contains(a, `"codemode.session-owner":"principal:alice"`) {
 		t.Errorf("labels annotation = %q", a)
 	}
 	// A label the old set had and the new one lacks is removed.
