@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -31,6 +32,15 @@ func callArgs(t *testing.T, cs *mcp.ClientSession, args map[string]any) map[stri
 // initialize, no Mcp-Session-Id, everything the server needs in the request.
 func postCall(t *testing.T, h *httpServer, token string, args map[string]any) map[string]any {
 	t.Helper()
+	res, err := tryPostCall(t, h, token, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// tryPostCall is postCall, returning what went wrong instead of failing.
+func tryPostCall(t *testing.T, h *httpServer, token string, args map[string]any) (map[string]any, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
 		"name": "run_python", "arguments": args,
 		"_meta": map[string]any{
@@ -52,11 +62,11 @@ func postCall(t *testing.T, h *httpServer, token string, args map[string]any) ma
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") != "" {
-		t.Fatalf("stateless call: status %d, Mcp-Session-Id %q", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
+		return nil, fmt.Errorf("stateless call: status %d, Mcp-Session-Id %q", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
 	}
 	// The answer is an SSE stream (or plain JSON) ending with the response.
 	var msg struct {
@@ -71,14 +81,14 @@ func postCall(t *testing.T, h *httpServer, token string, args map[string]any) ma
 		line := strings.TrimPrefix(sc.Text(), "data: ")
 		if strings.HasPrefix(line, "{") && strings.Contains(line, `"id":1`) {
 			if err := json.Unmarshal([]byte(line), &msg); err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 		}
 	}
 	if msg.Error != nil || msg.Result == nil {
-		t.Fatalf("stateless call: error %+v", msg.Error)
+		return nil, fmt.Errorf("stateless call: error %+v", msg.Error)
 	}
-	return msg.Result.StructuredContent
+	return msg.Result.StructuredContent, nil
 }
 
 func waitSandboxes(t *testing.T, h *httpServer, want int) {

@@ -241,6 +241,12 @@ func TestKubeDeployment(t *testing.T) {
 
 	kube(t, k, "-n", ns, "delete", "pods", "-l", "app.kubernetes.io/name=codemode", "--wait=true", "--timeout=120s")
 	kube(t, k, "-n", ns, "rollout", "status", "deployment/codemode", "--timeout=180s")
+	// The Service needs a moment to route to the new replicas: wait until
+	// a call of another session gets through (it touches no Pod of notes).
+	waitFor(t, 60*time.Second, "answering through the Service after the rollout", func() (bool, string) {
+		res, err := tryPostCall(t, svc, token, map[string]any{"code": "pass", "close": true})
+		return err == nil && res["status"] == "success", fmt.Sprint(err, res)
+	})
 	res := postCall(t, svc, token, map[string]any{"session": "notes", "code": "n += 1\nprint(n)"})
 	if got := fmt.Sprint(res["stdout"]); !strings.Contains(got, "9") {
 		t.Fatalf("after every replica was deleted, the session's state is gone: %v", res)
