@@ -169,6 +169,9 @@ func (s *session) Stdin() io.WriteCloser { return stdin{s.link} }
 func (s *session) Stdout() io.Reader     { return s.stdout }
 func (s *session) Stderr() io.Reader     { return s.stderr }
 
+// killedExit is how a session ended by Kill ends.
+var killedExit = sandbox.Exit{Code: 137, Signal: "SIGKILL", Killed: true}
+
 // finish settles the exit once the connection has ended.
 func (s *session) finish() {
 	defer close(s.done)
@@ -178,7 +181,7 @@ func (s *session) finish() {
 	s.mu.Unlock()
 	switch {
 	case killed:
-		s.exit = sandbox.Exit{Code: 137, Signal: "SIGKILL", Killed: true}
+		s.exit = killedExit
 		s.drop()
 		return
 	case dropped || s.link.takenOver.Load():
@@ -209,7 +212,7 @@ func (s *session) finish() {
 	s.mu.Unlock()
 	switch {
 	case killed:
-		s.exit = sandbox.Exit{Code: 137, Signal: "SIGKILL", Killed: true}
+		s.exit = killedExit
 		s.drop()
 		return
 	case term == nil && !s.link.exited.Load() && errors.Is(err, context.DeadlineExceeded):
