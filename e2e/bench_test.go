@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/downstream/downstreamtest"
+	"github.com/codemode/codemode/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -127,4 +128,54 @@ func BenchmarkGather32(b *testing.B) {
 		b.ReportMetric(par*1000, "gather-ms")
 		b.ReportMetric(seq/par, "speedup")
 	}
+}
+
+// BenchmarkEchoEverything is issue 19's proxied-call goal on one line: 300
+// sequential `await mcp_everything.echo` timed inside Python against 300
+// calls of a go-sdk client straight to another server-everything, the two
+// alternating within each iteration; it reports both p50s and their ratio
+// (goal ≤ 1.3).
+func BenchmarkEchoEverything(b *testing.B) {
+	everything := map[string]any{"command": testenv.Node(b),
+		"args": []string{testenv.NodePackage(b, "@modelcontextprotocol/server-everything") + "/dist/index.js", "stdio"}}
+	path := filepath.Join(b.TempDir(), "mcp.json")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": everything}})
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cs := startServerB(b, "CODEMODE_CONFIG="+path)
+	cmd := exec.Command(everything["command"].(string), everything["args"].([]string)...)
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	call := func() time.Duration {
+		t0 := time.Now()
+		if _, err := direct.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	for range 30 {
+		call()
+	}
+	inSandbox(b, cs, "for _ in range(30): await mcp_everything.echo(message='x')\nprint(0)")
+	var proxied, directs, ratios []float64
+	for b.Loop() {
+		p := inSandbox(b, cs, "import time\nt = []\nfor _ in range(300):\n"+
+			"    t0 = time.perf_counter(); await mcp_everything.echo(message='x'); t.append(time.perf_counter() - t0)\n"+
+			"t.sort(); print(t[len(t)//2] * 1e6)")
+		var durs []time.Duration
+		for range 300 {
+			durs = append(durs, call())
+		}
+		sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+		d := float64(durs[len(durs)/2].Nanoseconds()) / 1e3
+		proxied, directs, ratios = append(proxied, p), append(directs, d), append(ratios, p/d)
+	}
+	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	b.ReportMetric(median(proxied), "proxied-p50-µs")
+	b.ReportMetric(median(directs), "direct-p50-µs")
+	b.ReportMetric(median(ratios), "ratio")
 }

@@ -174,3 +174,23 @@ func TestSelfReferenceGuard(t *testing.T) {
 		t.Fatalf("codemode servers: %v\n%s", err, out)
 	}
 }
+
+// TestToolCallLogging: at the default level, codemode logs one line per
+// run_python with the number of tool calls its code made, not a line per
+// tool call (code calls tools in loops).
+func TestToolCallLogging(t *testing.T) {
+	s := startServer(t, writeConfig(t, map[string]any{"tools": testServer(t, "tools")}), "CODEMODE_LOG_LEVEL=info")
+	s.stdoutOf(t, "for i in range(3): await mcp_tools.echo(message=str(i))\nprint('ok')")
+	var line string
+	for l := range strings.Lines(s.stderr.String()) {
+		if strings.Contains(l, "msg=run_python") {
+			line = l
+		}
+		if strings.Contains(l, `msg="tool call"`) {
+			t.Errorf("a tool call was logged at the default level: %s", l)
+		}
+	}
+	if !strings.Contains(line, " tool_calls=3 ") {
+		t.Errorf("the run_python line does not count 3 tool calls: %q", line)
+	}
+}

@@ -28,6 +28,7 @@ type callState struct {
 	images      []artifacts.Image
 	files       []File
 	progress    func(ProgressUpdate)
+	toolCalls   atomic.Int64 // call_tool requests the code made
 }
 
 // pause stops the call's timeout clock until the returned func is called.
@@ -108,6 +109,9 @@ func (m *Manager) route(bound *atomic.Pointer[session], sandboxID string) interp
 			return nil, &wire.RPCError{Kind: hostrpc.KindUnavailable, Message: "this codemode answers no requests from code"}
 		}
 		if call := s.currentCall(); call != nil {
+			if method == hostrpc.CallTool {
+				call.toolCalls.Add(1)
+			}
 			if call.values != nil {
 				ctx = withValues(ctx, call.values)
 			}

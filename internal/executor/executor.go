@@ -491,6 +491,7 @@ wait:
 	call.mu.Lock()
 	res.Images, res.Files = call.images, call.files
 	call.mu.Unlock()
+	res.ToolCalls = call.toolCalls.Load()
 	r := cell.Result()
 	switch {
 	case timedOut:

@@ -31,6 +31,7 @@ type Result struct {
 	Notes          []string          // facts the caller should know (state lost, fresh session, ...)
 	Images         []artifacts.Image // returned as MCP image content
 	Files          []File            // returned as MCP resource links
+	ToolCalls      int64             // tool calls the code made (for the log)
 }
 
 // File is a file the code published, readable with resources/read.

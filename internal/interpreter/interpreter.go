@@ -72,6 +72,7 @@ type Interpreter struct {
 	id      string
 	sb      sandbox.Session
 	w       *wire.Writer
+	replies *wire.Writer // results of Direct RPCs, nil without a sandbox.Replier
 	log     *slog.Logger
 	rpc     RPCHandler
 	python  string
@@ -166,6 +167,10 @@ func connect(ctx context.Context, opts Options, id string, sb sandbox.Session, b
 		}
 	}()
 	go in.logDiagnostics()
+	if r, ok := sb.(sandbox.Replier); ok && boot != nil && r.Replies() != nil {
+		in.replies = wire.NewWriter(r.Replies())
+		boot.ReplyFD = sandbox.ReplyFD
+	}
 	if boot != nil {
 		if err := in.w.WriteMessage(*boot); err != nil {
 			return nil, fmt.Errorf("sending boot frame: %w", err)
@@ -330,12 +335,16 @@ const writeStall = 5 * time.Second
 // send writes one frame to the runtime, killing the sandbox if the write
 // stalls (which makes the write fail).
 func (in *Interpreter) send(msg any) error {
+	return in.sendOn(in.w, msg)
+}
+
+func (in *Interpreter) sendOn(w *wire.Writer, msg any) error {
 	watchdog := time.AfterFunc(writeStall, func() {
 		in.log.Warn("sandbox stopped reading its channel; killing it", "stall", writeStall)
 		in.abort(context.Background())
 	})
 	defer watchdog.Stop()
-	return in.w.WriteMessage(msg)
+	return w.WriteMessage(msg)
 }
 
 // Ping measures one round trip through the runtime's channel thread.
@@ -554,7 +563,11 @@ func (in *Interpreter) answer(ctx context.Context, m *wire.RPC) {
 		res.Error = rerr
 	}
 	res.OK = res.Error == nil
-	if err := in.send(res); err != nil {
+	w := in.w
+	if m.Direct && in.replies != nil {
+		w = in.replies // read by the thread that waits for it
+	}
+	if err := in.sendOn(w, res); err != nil {
 		in.log.Debug("rpc reply not delivered", "method", m.Method, "error", err)
 	}
 }

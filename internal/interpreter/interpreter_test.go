@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -164,6 +165,25 @@ func TestRPC(t *testing.T) {
 	}
 	if got := out.stdout.String(); got != "{'a': [1, 2]}\nMCPError no such method nope\n" {
 		t.Fatalf("stdout %q", got)
+	}
+}
+
+// On the native backend (a sandbox.Replier) a waiting call's answer comes on
+// the reply pipe: the runtime reads direct answers nowhere else, so the
+// calls below would hang if the host sent them on the channel. Concurrent
+// calls, which the event loop waits for, still use the channel.
+func TestRPCRepliesOnTheReplyPipe(t *testing.T) {
+	in := start(t, Options{RPC: func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, *wire.RPCError) {
+		return params, nil
+	}})
+	r, out := execWait(t, in, "import asyncio, mcp.runtime as rt\nc = rt._session.rpc\n"+
+		"print(c._replies.fd, [c.call('echo', i) for i in range(3)], await c.acall('echo', 3))\n"+
+		"print(await asyncio.gather(*[c.acall('echo', i) for i in range(4, 8)]))")
+	if r.Status != wire.StatusOK {
+		t.Fatalf("result %+v stderr %q", r, out.stderr.String())
+	}
+	if got, want := out.stdout.String(), fmt.Sprintf("%d [0, 1, 2] 3\n[4, 5, 6, 7]\n", sandbox.ReplyFD); got != want {
+		t.Fatalf("stdout %q, want %q", got, want)
 	}
 }
 

@@ -235,7 +235,7 @@ func (s *Server) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 func (s *Server) logRun(ctx context.Context, client, code string, res *executor.Result, start time.Time) {
 	s.log.InfoContext(ctx, "run_python", "client", client, "session", res.Session, "status", res.Status,
 		"code_bytes", len(code), "stdout_bytes", res.Stdout.Total, "stderr_bytes", res.Stderr.Total,
-		"duration", time.Since(start))
+		"tool_calls", res.ToolCalls, "duration", time.Since(start))
 }
 
 func (s *Server) toolResult(res *executor.Result) *mcp.CallToolResult {

@@ -120,6 +120,18 @@ func (e Exit) String() string {
 	}
 }
 
+// A Replier is a Session with a second pipe into the sandbox, readable by
+// its command at file descriptor ReplyFD. The runtime's thread that waits
+// on a host answer reads it there itself, so the answer wakes that thread
+// directly instead of the runtime's channel thread, which would then have
+// to wake it (a thread hand-off per request). Optional.
+type Replier interface {
+	Replies() io.WriteCloser
+}
+
+// ReplyFD is where a Replier's command reads its replies.
+const ReplyFD = 3
+
 // A Reattacher is a Backend whose sandboxes outlive the codemode process
 // that started them (Kubernetes Pods), so that any replica can serve a
 // session. Optional.

@@ -109,8 +109,11 @@ func (t *Telemetry) ToolMiddleware(next hostrpc.ToolCaller) hostrpc.ToolCaller {
 			span.SetStatus(codes.Error, outcome)
 		}
 		span.End()
-		t.log.InfoContext(ctx, "tool call", "server", call.Server, "tool", call.Tool, "outcome", outcome, "duration", d)
-		t.log.DebugContext(ctx, "tool call arguments", "server", call.Server, "tool", call.Tool, "arguments", call.Arguments)
+		// Debug, not info: code makes tool calls in loops, and a line per call
+		// costs more than the call's own overhead (the run_python line at info
+		// counts them; metrics and spans keep each one).
+		t.log.DebugContext(ctx, "tool call", "server", call.Server, "tool", call.Tool, "outcome", outcome, "duration", d,
+			"arguments", call.Arguments)
 		return res, err
 	}
 }

@@ -35,6 +35,9 @@ type Boot struct {
 	Config  jsontext.Value    `json:"config,omitempty"`
 	// Preload lists modules the runtime imports before it reports ready.
 	Preload []string `json:"preload,omitempty"`
+	// ReplyFD, when set, is a descriptor on which the host sends the
+	// results of RPCs marked Direct (sandbox.Replier).
+	ReplyFD int `json:"replyFD,omitempty"`
 }
 
 // Exec asks the runtime to run one cell of user code.
@@ -116,6 +119,9 @@ type RPC struct {
 	ID     uint64         `json:"id"`
 	Method string         `json:"method"`
 	Params jsontext.Value `json:"params,omitempty"`
+	// Direct asks for the result on the reply pipe (Boot.ReplyFD), read by
+	// the thread that waits for it, rather than on the channel.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // Marshal encodes a message.

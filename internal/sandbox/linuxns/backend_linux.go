@@ -416,11 +416,12 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 	stderrR, stderrW, err3 := pipe()
 	configR, configW, err4 := pipe()
 	statusR, statusW, err5 := pipe()
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	replyR, replyW, err6 := pipe()
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		closeAll()
 		return nil, err
 	}
-	extra := []*os.File{configR, statusW}
+	extra := []*os.File{configR, statusW, replyR} // fds 3, 4 and 5 in the init
 	if rootfs != "" {
 		// A detached copy of the tree, made here by the host's user: the
 		// init attaches it, so a rootfs under a directory the sandbox's uid
@@ -432,7 +433,7 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 		}
 		dir := os.NewFile(uintptr(fd), rootfs)
 		defer dir.Close()
-		extra = append(extra, dir) // fd 5 in the init (rootfsFD)
+		extra = append(extra, dir) // fd 6 in the init (rootfsFD)
 	}
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
@@ -470,17 +471,21 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 	var startErr error
 	b.spawner.do(func() { startErr = cmd.Start() })
 	// The child holds its own copies now.
-	for _, f := range []*os.File{stdinR, stdoutW, stderrW, configR, statusW} {
+	for _, f := range []*os.File{stdinR, stdoutW, stderrW, configR, statusW, replyR} {
 		f.Close()
 	}
+	if tmpl != nil {
+		replyW.Close() // a zygote gets no replies: its children get pipes of their own
+		replyW = nil
+	}
 	if startErr != nil {
-		for _, f := range []*os.File{stdinW, stdoutR, stderrR, configW, statusR} {
+		for _, f := range []*os.File{stdinW, stdoutR, stderrR, configW, statusR, replyW} {
 			f.Close()
 		}
 		return nil, fmt.Errorf("starting init: %w", startErr)
 	}
 	return &session{
-		id: id, cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR,
+		id: id, cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW,
 		config: configW, status: statusR, done: make(chan struct{}),
 	}, nil
 }
@@ -512,6 +517,7 @@ type session struct {
 	stdin   *os.File
 	stdout  *os.File
 	stderr  *os.File
+	replies *os.File // the write end of the command's fd sandbox.ReplyFD
 	config  *os.File
 	status  *os.File
 	cg      *sessionCgroup
@@ -536,6 +542,9 @@ func (s *session) MemoryBytes() (int64, error) {
 func (s *session) Stdin() io.WriteCloser { return s.stdin }
 func (s *session) Stdout() io.Reader     { return s.stdout }
 func (s *session) Stderr() io.Reader     { return s.stderr }
+
+// Replies implements sandbox.Replier.
+func (s *session) Replies() io.WriteCloser { return s.replies }
 
 // readStatus waits for the init's report: the command is running, or setup
 // failed and why.
@@ -607,6 +616,9 @@ func (s *session) waitLoop() {
 		s.release()
 	}
 	s.stdin.Close()
+	if s.replies != nil {
+		s.replies.Close()
+	}
 	s.exit = exit
 	close(s.done)
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,7 +22,8 @@ import (
 const (
 	stagingDir = "/tmp"     // mounted over (in the init's private mount namespace only)
 	oldRoot    = "/oldroot" // the host's tree, after the first pivot
-	rootfsFD   = 5          // the rootfs tree, detached by the host (after config 3 and status 4)
+	replyFD    = 5          // the read end of the command's reply pipe (after config 3 and status 4)
+	rootfsFD   = 6          // the rootfs tree, detached by the host
 	newRoot    = "/newroot" // the sandbox's root, before the second pivot
 )
 
@@ -39,10 +41,10 @@ func InitMain() int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1,
 		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 
-	// The command must not inherit the config and status pipes: the host
-	// reads the status until EOF.
-	unix.CloseOnExec(3)
-	unix.CloseOnExec(4)
+	// The command inherits only what startCommand gives it: not the config
+	// and status pipes (the host reads the status until EOF), and not a
+	// descriptor codemode itself inherited without close-on-exec.
+	closeOnExecFrom(3)
 	statusFile := os.NewFile(4, "status")
 	report := func(st initStatus) {
 		data, _ := json.Marshal(st)
@@ -582,7 +584,22 @@ func dropCapabilities() error {
 	return nil
 }
 
-// startCommand starts the sandboxed command with the init's stdio.
+// closeOnExecFrom marks every descriptor from first on close-on-exec.
+func closeOnExecFrom(first int) {
+	if unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Before Linux 5.11: one by one.
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// startCommand starts the sandboxed command with the init's stdio and the
+// reply pipe.
 func startCommand(cfg *initConfig) (int, error) {
 	path, err := lookPath(cfg.Command[0], cfg.Env)
 	if err != nil {
@@ -591,7 +608,7 @@ func startCommand(cfg *initConfig) (int, error) {
 	proc, err := os.StartProcess(path, cfg.Command, &os.ProcAttr{
 		Dir:   cfg.Dir,
 		Env:   cfg.Env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, os.NewFile(replyFD, "replies")}, // 3: sandbox.ReplyFD
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {

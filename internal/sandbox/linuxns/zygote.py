@@ -8,7 +8,7 @@
 # The template is uid 0 of a user namespace of its own whose other uids map
 # to the host uids codemode hands to sessions; it keeps its capabilities in
 # that namespace so that children can build their sandboxes.
-import builtins, ctypes, json, os, resource, select, signal, socket, struct, sys, traceback, types
+import builtins, ctypes, fcntl, json, os, resource, select, signal, socket, struct, sys, traceback, types
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -227,7 +227,7 @@ def _run(code, argv):
 
 
 def _child(req, fds, keep):
-    stdin, stdout, stderr, status, go = fds[:5]
+    stdin, stdout, stderr, status, go, reply = fds[:6]
     try:
         for fd in keep:
             os.close(fd)
@@ -245,10 +245,13 @@ def _child(req, fds, keep):
         if payload[:1] != b"g":
             os._exit(125)  # the host gave up on this session
         command = json.loads(payload[1:])
-        landlock = _enter(req, fds[5:])
-        for i, fd in enumerate((stdin, stdout, stderr)):
+        landlock = _enter(req, fds[6:])
+        # Out of the way of 0-3 first, so no dup2 below overwrites another.
+        stdin, stdout, stderr, reply, status = (fcntl.fcntl(fd, fcntl.F_DUPFD, 4) if fd < 4 else fd
+                                                for fd in (stdin, stdout, stderr, reply, status))
+        for i, fd in enumerate((stdin, stdout, stderr, reply)):  # reply: the host's sandbox.ReplyFD
             os.dup2(fd, i)
-        os.closerange(3, status)
+        os.closerange(4, status)
         os.closerange(status + 1, 1 << 16)
     except BaseException as e:
         os.write(status, (json.dumps({"error": "%s: %s" % (type(e).__name__, e)}) + "\n").encode())
@@ -310,7 +313,7 @@ def _template(preload):
                     os.close(fd)
         if ctl not in ready:
             continue
-        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 5 + _MAX_MOUNTS)
+        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 6 + _MAX_MOUNTS)
         if not msg:
             return  # the host is gone
         req = json.loads(msg)
@@ -324,8 +327,8 @@ def _template(preload):
             sys.stderr.flush()
             continue
         try:
-            if len(fds) != 5 + len(req["mounts"]):
-                raise ValueError("want %d descriptors, got %d" % (5 + len(req["mounts"]), len(fds)))
+            if len(fds) != 6 + len(req["mounts"]):
+                raise ValueError("want %d descriptors, got %d" % (6 + len(req["mounts"]), len(fds)))
             # Our next child is pid 1 of a new pid namespace; then we go
             # back to ours for the next request.
             _check(_libc.unshare(CLONE_NEWPID), "unshare(pid)")

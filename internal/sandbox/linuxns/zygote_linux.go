@@ -323,11 +323,12 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 	stderrR, stderrW := pipe()
 	statusR, statusW := pipe()
 	goR, goW := pipe()
+	replyR, replyW := pipe()
 	if err != nil {
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	data, _ := json.Marshal(req)
-	childFDs := append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR}, mountFDs...)
+	childFDs := append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR}, mountFDs...)
 	pidfd, err := z.fork(data, childFDs...)
 	if errors.Is(err, errZygoteGone) {
 		// It died since it was last used: once more, with a new one.
@@ -349,7 +350,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	// The child holds its own copies now.
-	for _, f := range []*os.File{stdinR, stdoutW, stderrW, statusW, goR} {
+	for _, f := range []*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR} {
 		f.Close()
 	}
 	child := &zygoteChild{pidfd: pidfd, status: statusR}
@@ -361,7 +362,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 	}
 	files = nil
 	s := &session{
-		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR,
+		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW,
 		cg: cg, release: release, done: make(chan struct{}),
 	}
 	go s.waitLoop()

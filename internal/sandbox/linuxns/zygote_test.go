@@ -278,3 +278,40 @@ func TestZygotePreloadCachesInTmp(t *testing.T) {
 		t.Fatalf("forked session: %q, want %q", got, want)
 	}
 }
+
+// The reply pipe (sandbox.Replier) reaches the command at sandbox.ReplyFD,
+// booted or forked, and no other descriptor of the host's comes with it.
+func TestReplyPipe(t *testing.T) {
+	for _, zygote := range []bool{false, true} {
+		t.Run("zygote="+strconv.FormatBool(zygote), func(t *testing.T) {
+			b := zygoteBackend(t)
+			if !zygote {
+				b = New(&Options{})
+				t.Cleanup(func() { b.Close() })
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			code := "import os\nprint(os.read(3, 100).decode(), os.read(3, 100) == b'', sorted(int(fd) for fd in os.listdir('/proc/self/fd')))"
+			s, err := b.Start(ctx, pySpec("replies-"+strconv.FormatBool(zygote), code))
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer s.Kill(context.Background())
+			s.Stdin().Close()
+			r, ok := s.(sandbox.Replier)
+			if !ok {
+				t.Fatal("a native session is not a sandbox.Replier")
+			}
+			if _, err := io.WriteString(r.Replies(), "hello"); err != nil {
+				t.Fatal(err)
+			}
+			r.Replies().Close()
+			go io.Copy(io.Discard, s.Stderr())
+			out, _ := io.ReadAll(s.Stdout())
+			// 0-2, the reply pipe, and the directory listdir opened.
+			if got, want := strings.TrimSpace(string(out)), "hello True [0, 1, 2, 3, 4]"; got != want {
+				t.Fatalf("session printed %q, want %q", got, want)
+			}
+		})
+	}
+}

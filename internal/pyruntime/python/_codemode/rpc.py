@@ -7,7 +7,11 @@ them concurrently on the host) and ``call`` from synchronous code.
 
 import _thread
 import itertools
+import json
+import os
 import threading
+
+from . import wire
 
 
 class MCPError(RuntimeError):
@@ -52,12 +56,65 @@ def _alone(loop, asyncio):
     return len(asyncio.all_tasks(loop)) == 1
 
 
+class _Replies:
+    """The reply pipe (the boot frame's replyFD): the host writes there the
+    results of requests marked "direct", and the thread that waits for one
+    reads it itself, so the answer wakes that thread rather than the
+    channel thread, which would then have to wake it. One thread at a time
+    holds ``busy``."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.busy = threading.Lock()
+        self.buf = bytearray()  # read but not yet parsed: a frame cut by an interrupt resumes here
+
+    def wait(self, rid):
+        """Return the result for request rid, dropping those of abandoned
+        requests before it."""
+        while True:
+            msg = json.loads(self._frame())
+            if msg.get("id") == rid:
+                return msg
+
+    def _frame(self):
+        head = wire._HEADER.size
+        while True:
+            if len(self.buf) >= head:
+                kind, size = wire._HEADER.unpack_from(self.buf)
+                if kind != wire.MESSAGE:
+                    raise ValueError("unexpected frame kind %r on the reply pipe" % chr(kind))
+                if len(self.buf) >= head + size:
+                    payload = bytes(self.buf[head:head + size])
+                    del self.buf[:head + size]
+                    return payload
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                raise wire.ChannelClosed()
+            self.buf += chunk
+
+    def drain(self, rid):
+        """Read and drop the result of rid, abandoned by its caller (an
+        interrupt), on a thread of its own, then let the next caller in;
+        until then callers use the channel. A result never sent (the
+        session ends first) leaves the pipe to the channel for good."""
+
+        def run():
+            try:
+                self.wait(rid)
+            except BaseException:
+                return  # unreadable from now on: keep busy, callers use the channel
+            self.busy.release()
+
+        threading.Thread(target=run, name="codemode-reply-drain", daemon=True).start()
+
+
 class Client:
-    def __init__(self, channel):
+    def __init__(self, channel, reply_fd=0):
         self._channel = channel
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending = {}  # id -> callback(msg), called on the channel thread
+        self._replies = _Replies(reply_fd) if reply_fd else None
 
     def _send(self, method, params, on_reply):
         rid = next(self._ids)
@@ -77,6 +134,32 @@ class Client:
 
     def call(self, method, params=None):
         """Block until the host answers; return the result or raise MCPError."""
+        replies = self._replies
+        if replies is not None and replies.busy.acquire(blocking=False):
+            msg = self._call_direct(replies, method, params)
+        else:
+            msg = self._call_via_channel(method, params)
+        if not msg.get("ok"):
+            raise _error(msg)
+        return msg.get("result")
+
+    def _call_direct(self, replies, method, params):
+        """The answer on the reply pipe, read by this thread (which holds
+        replies.busy, released here or by the drain of an abandoned call)."""
+        rid = next(self._ids)
+        try:
+            self._channel.send_message({"type": "rpc", "id": rid, "method": method, "params": params, "direct": True})
+            msg = replies.wait(rid)
+        except BaseException:
+            # The request may have gone out (an interrupt can land just after
+            # the write): its answer must still be read, or a large one would
+            # fill the pipe and stall the host.
+            replies.drain(rid)
+            raise
+        replies.busy.release()
+        return msg
+
+    def _call_via_channel(self, method, params):
         # A bare lock is the cheapest cross-thread wake-up Python has: the
         # channel thread releases it when the answer arrives.
         done = _thread.allocate_lock()
@@ -92,10 +175,7 @@ class Client:
             done.acquire()
         finally:
             self._forget(rid)
-        msg = box[0]
-        if not msg.get("ok"):
-            raise _error(msg)
-        return msg.get("result")
+        return box[0]
 
     async def acall(self, method, params=None):
         """Await the host's answer without blocking the event loop."""
@@ -104,9 +184,9 @@ class Client:
         loop = asyncio.get_running_loop()
         if _alone(loop, asyncio):
             # Nothing else in the loop can run before the answer, so wait as
-            # synchronous code does: the channel thread wakes this thread
-            # directly instead of through the loop's self-pipe and a turn of
-            # the loop (the asyncio-to-thread hop, tens of microseconds).
+            # synchronous code does: on the reply pipe, or woken by the
+            # channel thread, instead of through the loop's self-pipe and a
+            # turn of the loop (the asyncio-to-thread hop).
             return self.call(method, params)
         fut = loop.create_future()
 
