@@ -239,10 +239,10 @@ func (p *Pool) RefreshTools(ctx context.Context, name string) ([]*mcp.Tool, erro
 
 // CallTool calls a tool. A tool that reports isError is not an error here;
 // the result carries it.
-func (p *Pool) CallTool(ctx context.Context, name, tool string, args any) (*mcp.CallToolResult, error) {
+func (p *Pool) CallTool(ctx context.Context, name, tool string, args any) (Result, error) {
 	s, err := p.get(name)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	return s.call(ctx, tool, args)
 }

@@ -2,6 +2,7 @@ package downstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,9 +50,23 @@ func newPool(t *testing.T, opts Options) *Pool {
 	return p
 }
 
-func textOf(res *mcp.CallToolResult) string {
+// decoded is a result as the SDK's types.
+func decoded(t testing.TB, res Result) *mcp.CallToolResult {
+	t.Helper()
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(res.JSON(), &out); err != nil {
+		t.Fatalf("result %s: %v", res.JSON(), err)
+	}
+	return &out
+}
+
+func textOf(res Result) string {
+	var out mcp.CallToolResult
+	if json.Unmarshal(res.JSON(), &out) != nil {
+		return "(undecodable: " + string(res.JSON()) + ")"
+	}
 	var b strings.Builder
-	for _, c := range res.Content {
+	for _, c := range out.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
@@ -92,12 +107,12 @@ func TestCalls(t *testing.T) {
 		t.Fatalf("echo = %v, %v", res, err)
 	}
 	res, err = p.CallTool(t.Context(), "tools", "add", map[string]any{"a": 2, "b": 40})
-	if err != nil || res.StructuredContent == nil {
-		t.Fatalf("add = %+v, %v", res, err)
+	if err != nil || decoded(t, res).StructuredContent == nil {
+		t.Fatalf("add = %s, %v", res.JSON(), err)
 	}
 	res, err = p.CallTool(t.Context(), "tools", "fail", map[string]any{"message": "x"})
-	if err != nil || !res.IsError || textOf(res) != "it failed: x" {
-		t.Fatalf("fail = %+v, %v (a tool error is a result, not a transport error)", res, err)
+	if err != nil || !res.IsError() || !decoded(t, res).IsError || textOf(res) != "it failed: x" {
+		t.Fatalf("fail = %s, %v (a tool error is a result, not a transport error)", res.JSON(), err)
 	}
 	res, err = p.CallTool(t.Context(), "tools", "big", map[string]any{"bytes": 10 << 20})
 	if err != nil || len(textOf(res)) != 10<<20 {

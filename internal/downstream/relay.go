@@ -23,7 +23,13 @@ type relay struct {
 	mu    sync.Mutex
 	next  uint64
 	calls map[string]*flight    // progress token -> call in flight
+	ended []endedFlight         // calls that returned, oldest first, forgotten after progressGrace
 	urls  map[string]*peer.Peer // URL-mode elicitation id -> the client asked
+}
+
+type endedFlight struct {
+	token string
+	at    time.Time
 }
 
 // flight is one nested call in flight.
@@ -33,18 +39,25 @@ type flight struct {
 	ended bool // the call has returned; its last progress may still come
 }
 
-// progressGrace is how long a call's progress token stays known after the
-// call returns: the SDK hands notifications to their handler concurrently,
-// so the last one may arrive after the result.
+// progressGrace is how long a call's progress token stays known at least
+// after the call returns: the SDK hands notifications to their handler
+// concurrently, so the last one may arrive after the result.
 const progressGrace = time.Second
 
 // begin registers a call made for who and returns its progress token and
-// the function that ends it.
+// the function that ends it. Calls that ended more than progressGrace ago
+// are forgotten here rather than by a timer each: a timer and a goroutine
+// per tool call cost more than the call's own work.
 func (r *relay) begin(who *peer.Peer, tool string) (token string, end func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.calls == nil {
 		r.calls = map[string]*flight{}
+	}
+	now := time.Now()
+	for len(r.ended) > 0 && now.Sub(r.ended[0].at) > progressGrace {
+		delete(r.calls, r.ended[0].token)
+		r.ended = r.ended[1:]
 	}
 	r.next++
 	token = "codemode-" + strconv.FormatUint(r.next, 10)
@@ -53,12 +66,8 @@ func (r *relay) begin(who *peer.Peer, tool string) (token string, end func()) {
 	return token, func() {
 		r.mu.Lock()
 		f.ended = true
+		r.ended = append(r.ended, endedFlight{token: token, at: time.Now()})
 		r.mu.Unlock()
-		time.AfterFunc(progressGrace, func() {
-			r.mu.Lock()
-			delete(r.calls, token)
-			r.mu.Unlock()
-		})
 	}
 }
 

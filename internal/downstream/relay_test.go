@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/downstream/downstreamtest"
 	"github.com/codemode/codemode/internal/peer"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/signin"
@@ -17,37 +18,10 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// askingServer serves over HTTP a tool "ask" that reports progress twice
-// and asks its client a form question (or, with {"url": true}, a URL one),
-// returning the answer.
+// askingServer serves downstreamtest's ask tool over HTTP.
 func askingServer(t *testing.T) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker"}, nil)
-	type args struct {
-		URL bool `json:"url,omitempty"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
-		if tok := req.Params.GetProgressToken(); tok != nil {
-			for i := 1; i <= 2; i++ {
-				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 2, Message: "step"})
-			}
-		}
-		//lint:ignore SA1019 relaying the deprecated logging is tested
-		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "asking"})
-		params := &mcp.ElicitParams{Mode: "form", Message: "Your name?", RequestedSchema: &map[string]any{
-			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}
-		if a.URL {
-			params = &mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/signin", ElicitationID: "e1"}
-		}
-		res, err := req.Session.Elicit(ctx, params)
-		if err != nil {
-			return nil, nil, err
-		}
-		if a.URL {
-			req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "e1"})
-		}
-		name, _ := res.Content["name"].(string)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + name}}}, nil, nil
-	})
+	downstreamtest.AddAskTool(srv)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -70,9 +44,28 @@ func (l *progressLog) add(progress, total float64, message string) {
 	l.mu.Unlock()
 }
 
+func (l *progressLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.msgs, "|")
+}
+
+// Questions and progress reach the user, from a server over HTTP and from
+// one over stdio, whose calls take the lane (and, where the question comes
+// in the result, the SDK's multi-round-trip after it).
 func TestRelayElicitationAndProgress(t *testing.T) {
-	url := askingServer(t)
-	p := newPool(t, Options{Servers: []serverconfig.Server{{Name: "asker", Transport: serverconfig.TransportHTTP, URL: url}}})
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			cfg := testServer(t, "asker", "asker")
+			if transport == "http" {
+				cfg = serverconfig.Server{Name: "asker", Transport: serverconfig.TransportHTTP, URL: askingServer(t)}
+			}
+			testRelay(t, newPool(t, Options{Servers: []serverconfig.Server{cfg}}))
+		})
+	}
+}
+
+func testRelay(t *testing.T, p *Pool) {
 	var asked []*mcp.ElicitParams
 	completed := &completions{ch: make(chan string, 1)}
 	answer := func(_ context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -132,8 +125,16 @@ func TestRelayElicitationAndProgress(t *testing.T) {
 					t.Fatal("the completion of the URL interaction was not relayed")
 				}
 			}
-			if tc.progress && strings.Join(prog.msgs, "|") != "asker.ask: 1/2 step|asker.ask: 2/2 step" {
-				t.Fatalf("progress = %q", prog.msgs)
+			if tc.progress {
+				// The SDK hands notifications to their handler concurrently:
+				// the last may come after the result.
+				want := "asker.ask: 1/2 step|asker.ask: 2/2 step"
+				for deadline := time.Now().Add(5 * time.Second); prog.String() != want && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if got := prog.String(); got != want {
+					t.Fatalf("progress = %q, want %q", got, want)
+				}
 			}
 		})
 	}

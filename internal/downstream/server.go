@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/peer"
+	"github.com/codemode/codemode/internal/pipe"
 	"github.com/codemode/codemode/internal/serverconfig"
 	"github.com/codemode/codemode/internal/signin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,6 +56,25 @@ type connection struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the process has been reaped
 	stderr *stderrLog
+	// lane carries tool calls beside the SDK (stdio servers whose protocol
+	// it can speak; see stdioConn); nil sends them through the SDK.
+	lane *stdioConn
+}
+
+// laneProtocol is the first protocol whose requests carry per-request
+// _meta (SEP-2575) and whose results may ask for input (multi-round-trip).
+const laneProtocol = "2026-07-28"
+
+// useLane decides, once the session is up, whether tool calls take the
+// lane: on older protocols always, on newer ones once the SDK has shown
+// the per-request _meta to send.
+func (c *connection) useLane(conn *stdioConn) {
+	if conn == nil {
+		return
+	}
+	if c.cs.InitializeResult().ProtocolVersion < laneProtocol || conn.knowsMeta() {
+		c.lane = conn
+	}
 }
 
 func backoff(failures int) time.Duration {
@@ -174,13 +194,14 @@ func (s *server) start(done chan struct{}) {
 func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err error) {
 	c := &connection{}
 	var transport mcp.Transport
+	var stdio *stdioConn
 	switch s.cfg.Transport {
 	case serverconfig.TransportStdio, "":
-		t, err := s.startProcess(c)
+		conn, err := s.startProcess(c)
 		if err != nil {
 			return nil, nil, err
 		}
-		transport = t
+		stdio, transport = conn, stdioTransport{conn}
 	case serverconfig.TransportHTTP:
 		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
 		if s.pool.opts.SignIn != nil {
@@ -245,10 +266,11 @@ func (s *server) connect(ctx context.Context) (_ *connection, _ []*mcp.Tool, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("server %s: tools/list: %w", s.cfg.Name, err)
 	}
+	c.useLane(stdio) // after tools/list, which shows the SDK's _meta
 	return c, s.filter(tools), nil
 }
 
-func (s *server) startProcess(c *connection) (mcp.Transport, error) {
+func (s *server) startProcess(c *connection) (*stdioConn, error) {
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Env = ChildEnv(s.pool.opts.BaseEnv, s.cfg.Env)
 	cmd.Dir = s.cfg.Cwd
@@ -257,15 +279,22 @@ func (s *server) startProcess(c *connection) (mcp.Transport, error) {
 	cmd.SysProcAttr = childProcAttr()
 	c.stderr = &stderrLog{log: s.log}
 	cmd.Stderr = c.stderr
-	stdin, err := cmd.StdinPipe()
+	// The server's stdin is written on every call: out of the poller.
+	stdinR, stdin, err := pipe.New()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = stdinR
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		stdinR.Close()
+		stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	stdinR.Close() // the server's copy is its own now
+	if err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("server %s: starting %s: %w", s.cfg.Name, s.cfg.Command, err)
 	}
 	c.cmd = cmd
@@ -274,7 +303,7 @@ func (s *server) startProcess(c *connection) (mcp.Transport, error) {
 		cmd.Wait()
 		close(c.exited)
 	}()
-	return &mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: s.pool.opts.MaxMessageBytes}, nil
+	return newStdioConn(stdin, stdout, s.pool.opts.MaxMessageBytes), nil
 }
 
 func (s *server) httpClient() *http.Client {
@@ -508,9 +537,9 @@ func (s *server) refreshAfterChange() {
 	s.setTools(s.filter(tools))
 }
 
-func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+func (s *server) call(ctx context.Context, tool string, args any) (Result, error) {
 	if !s.allowed(tool) {
-		return nil, &Error{Server: s.cfg.Name, Tool: tool, Kind: "unknown_tool",
+		return Result{}, &Error{Server: s.cfg.Name, Tool: tool, Kind: "unknown_tool",
 			Err: fmt.Errorf("tool %s of server %s is excluded by the configuration", tool, s.cfg.Name)}
 	}
 	res, err := s.callOnce(ctx, tool, args)
@@ -520,10 +549,10 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	return res, err
 }
 
-func (s *server) callOnce(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+func (s *server) callOnce(ctx context.Context, tool string, args any) (Result, error) {
 	c, err := s.session(ctx)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	timeout := s.pool.opts.CallTimeout
 	if s.cfg.ToolTimeout > 0 {
@@ -531,22 +560,50 @@ func (s *server) callOnce(ctx context.Context, tool string, args any) (*mcp.Call
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool, Arguments: args}
+	meta := traceMeta(ctx)
 	who := peer.From(ctx)
 	token, end := s.relay.begin(who, tool)
 	defer end()
 	if who != nil && who.Progress != nil {
-		params.SetProgressToken(token)
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		meta["progressToken"] = token
 	}
-	res, err := c.cs.CallTool(callCtx, params)
+	res, err := s.send(callCtx, c, tool, args, meta)
 	if err != nil {
 		e := s.callError(tool, callCtx, err)
 		if e.Kind == "timeout" {
 			e.Err = fmt.Errorf("tool %s of server %s did not answer within %s", tool, s.cfg.Name, timeout)
 		}
-		return nil, e
+		return Result{}, e
 	}
 	return res, nil
+}
+
+// send makes the call on the lane where the connection has one, else
+// through the SDK. A lane result that asks for input (multi-round-trip,
+// protocol 2026-07-28) is the SDK's to handle: the call goes again through
+// it, which the protocol allows (the server has done nothing yet).
+func (s *server) send(ctx context.Context, c *connection, tool string, args any, meta map[string]string) (Result, error) {
+	if c.lane != nil {
+		res, err := c.lane.callTool(ctx, tool, args, meta)
+		if err != nil || !res.needsInput() {
+			return res, err
+		}
+	}
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if len(meta) > 0 {
+		params.Meta = mcp.Meta{}
+		for k, v := range meta {
+			params.Meta[k] = v
+		}
+	}
+	res, err := c.cs.CallTool(ctx, params)
+	if err != nil {
+		return Result{}, err
+	}
+	return fromSDK(res)
 }
 
 // callError classifies a failed request.

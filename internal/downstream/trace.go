@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -12,17 +11,13 @@ import (
 // traceMeta is the _meta of a tool call: the W3C trace context of the span
 // in ctx (traceparent, tracestate), so the server's spans join the trace;
 // nil when the call is not traced.
-func traceMeta(ctx context.Context) mcp.Meta {
+func traceMeta(ctx context.Context) map[string]string {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return nil
 	}
 	carrier := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, carrier)
-	meta := make(mcp.Meta, len(carrier))
-	for k, v := range carrier {
-		meta[k] = v
-	}
-	return meta
+	return carrier
 }
 
 // traceTransport adds the trace context of a request's span to its headers,

@@ -29,7 +29,7 @@ func TestTraceContextPropagation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := traceMeta(tt.ctx)["traceparent"].(string)
+			got := traceMeta(tt.ctx)["traceparent"]
 			if got != tt.want {
 				t.Errorf("_meta traceparent = %q, want %q", got, tt.want)
 			}

@@ -137,8 +137,13 @@ func (c valuesCtx) Value(k any) any {
 	return c.Context.Value(k)
 }
 
+// withValues gives ctx the values of values. values loses its cancellation
+// first: the context package finds a parent's cancellation through Value,
+// and values' would hide ctx's, so each context derived from the result (a
+// tool call's timeout) would be watched by a goroutine of its own instead
+// of joining ctx's (a goroutine started and woken per tool call).
 func withValues(ctx, values context.Context) context.Context {
-	return valuesCtx{Context: ctx, values: values}
+	return valuesCtx{Context: ctx, values: context.WithoutCancel(values)}
 }
 
 // Register adds the handlers for what code returns to the running call:

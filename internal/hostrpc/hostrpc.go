@@ -75,9 +75,16 @@ type Request struct {
 	Caller Caller
 }
 
-// Handler answers a request. The result is encoded as JSON for the runtime;
-// an error becomes the exception the runtime raises (see Error).
+// Handler answers a request. The result is encoded as JSON for the runtime
+// (an Encoded one is sent as it is); an error becomes the exception the
+// runtime raises (see Error).
 type Handler func(ctx context.Context, req *Request) (any, error)
+
+// Encoded is a result that is JSON already, valid and in UTF-8 (a tool's
+// result as its server sent it): encoding it again would only copy it.
+type Encoded interface {
+	JSON() jsontext.Value
+}
 
 // Middleware wraps every handler of a Mux (tracing, logging).
 type Middleware func(method string, next Handler) Handler
@@ -172,6 +179,9 @@ func (m *Mux) Serve(ctx context.Context, req *Request) (jsontext.Value, *wire.RP
 	res, err := h(ctx, req)
 	if err != nil {
 		return nil, ToWire(err)
+	}
+	if e, ok := res.(Encoded); ok {
+		return e.JSON(), nil
 	}
 	data, err := jsonv2.Marshal(res, jsonv2.Deterministic(true))
 	if err != nil {

@@ -9,6 +9,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// encoded is a result that is JSON already.
+type encoded string
+
+func (e encoded) JSON() jsontext.Value { return jsontext.Value(e) }
+
 func TestMuxServe(t *testing.T) {
 	mux := NewMux()
 	mux.Handle("echo", func(_ context.Context, req *Request) (any, error) {
@@ -25,6 +30,8 @@ func TestMuxServe(t *testing.T) {
 	})
 	mux.Handle("crash", func(context.Context, *Request) (any, error) { return nil, errors.New("disk on fire") })
 	mux.Handle("unencodable", func(context.Context, *Request) (any, error) { return func() {}, nil })
+	// A JSON encoding would sort these keys and drop the spaces.
+	mux.Handle("encoded", func(context.Context, *Request) (any, error) { return encoded(`{"b": 1, "a": 2}`), nil })
 	tests := []struct {
 		method, params, want, wantErr string
 	}{
@@ -35,6 +42,7 @@ func TestMuxServe(t *testing.T) {
 		{"crash", ``, "", "error: disk on fire"},
 		{"unencodable", ``, "", "internal: encoding the result of unencodable"},
 		{"nope", ``, "", "invalid: Unknown RPC type: nope"},
+		{"encoded", ``, `{"b": 1, "a": 2}`, ""},
 	}
 	for _, tc := range tests {
 		res, rerr := mux.Serve(context.Background(), &Request{Method: tc.method, Params: jsontext.Value(tc.params), Caller: Caller{Principal: "alice"}})
@@ -55,7 +63,7 @@ func TestMuxServe(t *testing.T) {
 			t.Errorf("%s %s = %s, %+v; want %s", tc.method, tc.params, res, rerr, tc.want)
 		}
 	}
-	if got := strings.Join(mux.Methods(), ","); got != "crash,echo,fail,unencodable" {
+	if got := strings.Join(mux.Methods(), ","); got != "crash,echo,encoded,fail,unencodable" {
 		t.Errorf("Methods() = %s", got)
 	}
 }

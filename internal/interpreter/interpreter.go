@@ -72,7 +72,7 @@ type Interpreter struct {
 	id      string
 	sb      sandbox.Session
 	w       *wire.Writer
-	replies *wire.Writer // results of Direct RPCs, nil without a sandbox.Replier
+	replies *wire.Writer // results of direct RPCs, nil without sandbox.Direct pipes
 	log     *slog.Logger
 	rpc     RPCHandler
 	python  string
@@ -167,9 +167,12 @@ func connect(ctx context.Context, opts Options, id string, sb sandbox.Session, b
 		}
 	}()
 	go in.logDiagnostics()
-	if r, ok := sb.(sandbox.Replier); ok && boot != nil && r.Replies() != nil {
-		in.replies = wire.NewWriter(r.Replies())
-		boot.ReplyFD = sandbox.ReplyFD
+	if d, ok := sb.(sandbox.Direct); ok && boot != nil {
+		if requests, replies := d.DirectPipes(); requests != nil {
+			in.replies = wire.NewWriter(replies)
+			boot.Direct = &wire.DirectFDs{Requests: sandbox.DirectRequestFD, Replies: sandbox.DirectReplyFD}
+			go in.directLoop(wire.NewReader(requests, opts.MaxFrame), requests)
+		}
 	}
 	if boot != nil {
 		if err := in.w.WriteMessage(*boot); err != nil {
@@ -531,12 +534,7 @@ func (in *Interpreter) dispatch(f wire.Frame, ready chan<- *wire.Ready) error {
 			close(ch)
 		}
 	case *wire.RPC:
-		ctx := in.ctx
-		in.mu.Lock()
-		if in.cell != nil {
-			ctx = in.cell.ctx
-		}
-		in.mu.Unlock()
+		ctx := in.rpcContext()
 		// At most maxInFlightRPCs are answered at once; past that the read
 		// loop waits, so the sandbox's writes block instead of the host
 		// piling up goroutines and replies for a flood of requests.
@@ -547,13 +545,58 @@ func (in *Interpreter) dispatch(f wire.Frame, ready chan<- *wire.Ready) error {
 		}
 		go func() {
 			defer func() { <-in.rpcSlots }()
-			in.answer(ctx, m)
+			in.answer(ctx, m, in.w)
 		}()
 	}
 	return nil
 }
 
-func (in *Interpreter) answer(ctx context.Context, m *wire.RPC) {
+// rpcContext is the context of an RPC arriving now: the running cell's,
+// else the interpreter's.
+func (in *Interpreter) rpcContext() context.Context {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.cell != nil {
+		return in.cell.ctx
+	}
+	return in.ctx
+}
+
+// directLoop answers the RPCs of the direct pipes (sandbox.Direct) on this
+// goroutine, one after the other: they come from the one runtime thread at
+// a time that waits for its answer, so none waits behind another. Anything
+// but an RPC there is a protocol violation, which kills the sandbox.
+func (in *Interpreter) directLoop(r *wire.Reader, requests io.Reader) {
+	defer closeReader(requests)
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return // the sandbox has ended
+		}
+		var m *wire.RPC
+		if err == nil {
+			m, err = directRPC(f)
+		}
+		if err != nil {
+			if in.ctx.Err() == nil {
+				in.log.Warn("sandbox protocol error on its direct pipe; killing it", "error", err)
+				in.abort(context.Background())
+			}
+			return
+		}
+		in.answer(in.rpcContext(), m, in.replies)
+	}
+}
+
+func directRPC(f wire.Frame) (*wire.RPC, error) {
+	if f.Kind != wire.KindMessage {
+		return nil, fmt.Errorf("frame of kind %q on the direct pipe", f.Kind)
+	}
+	return wire.DecodeRPC(f.Payload)
+}
+
+// answer runs an RPC's handler and writes its result to w.
+func (in *Interpreter) answer(ctx context.Context, m *wire.RPC, w *wire.Writer) {
 	res := wire.RPCResult{Type: wire.TypeRPCResult, ID: m.ID}
 	if in.rpc == nil {
 		res.Error = &wire.RPCError{Kind: "unavailable", Message: "no RPC handler for " + m.Method}
@@ -563,10 +606,6 @@ func (in *Interpreter) answer(ctx context.Context, m *wire.RPC) {
 		res.Error = rerr
 	}
 	res.OK = res.Error == nil
-	w := in.w
-	if m.Direct && in.replies != nil {
-		w = in.replies // read by the thread that waits for it
-	}
 	if err := in.sendOn(w, res); err != nil {
 		in.log.Debug("rpc reply not delivered", "method", m.Method, "error", err)
 	}

@@ -168,22 +168,42 @@ func TestRPC(t *testing.T) {
 	}
 }
 
-// On the native backend (a sandbox.Replier) a waiting call's answer comes on
-// the reply pipe: the runtime reads direct answers nowhere else, so the
-// calls below would hang if the host sent them on the channel. Concurrent
-// calls, which the event loop waits for, still use the channel.
-func TestRPCRepliesOnTheReplyPipe(t *testing.T) {
+// On the native backend (sandbox.Direct) a call a thread waits for goes
+// over the direct pipes, which the host serves on their own goroutine (the
+// calls would hang otherwise), and the gathered calls the event loop waits
+// for go over the channel.
+func TestDirectRPC(t *testing.T) {
 	in := start(t, Options{RPC: func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, *wire.RPCError) {
 		return params, nil
 	}})
-	r, out := execWait(t, in, "import asyncio, mcp.runtime as rt\nc = rt._session.rpc\n"+
-		"print(c._replies.fd, [c.call('echo', i) for i in range(3)], await c.acall('echo', 3))\n"+
-		"print(await asyncio.gather(*[c.acall('echo', i) for i in range(4, 8)]))")
+	r, out := execWait(t, in, "import asyncio, mcp.runtime as rt\nc = rt._session.rpc\nchannel = []\n"+
+		"through = c._call_via_channel\nc._call_via_channel = lambda m, p: channel.append(p) or through(m, p)\n"+
+		"print((c._direct.requests, c._direct.replies), [c.call('echo', i) for i in range(3)], await c.acall('echo', 3))\n"+
+		"print(await asyncio.gather(*[c.acall('echo', i) for i in range(4, 8)]), channel)")
 	if r.Status != wire.StatusOK {
 		t.Fatalf("result %+v stderr %q", r, out.stderr.String())
 	}
-	if got, want := out.stdout.String(), fmt.Sprintf("%d [0, 1, 2] 3\n[4, 5, 6, 7]\n", sandbox.ReplyFD); got != want {
+	want := fmt.Sprintf("(%d, %d) [0, 1, 2] 3\n[4, 5, 6, 7] []\n", sandbox.DirectRequestFD, sandbox.DirectReplyFD)
+	if got := out.stdout.String(); got != want {
 		t.Fatalf("stdout %q, want %q", got, want)
+	}
+}
+
+// A sandbox that writes anything but RPCs to its direct request pipe is
+// killed: nothing it sends afterwards can be trusted.
+func TestDirectPipeProtocolError(t *testing.T) {
+	in := start(t, Options{})
+	c, err := in.Exec(ExecRequest{Code: fmt.Sprintf("import os\nos.write(%d, b'garbage that is no frame')\nimport time\ntime.sleep(30)", sandbox.DirectRequestFD)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sandbox lives on after writing garbage to its direct pipe")
+	}
+	if r := c.Result(); !r.Died {
+		t.Fatalf("cell result %+v, want the sandbox dead", r)
 	}
 }
 

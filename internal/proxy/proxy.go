@@ -527,27 +527,18 @@ func toolNames(info tooldocs.ServerInfo) string {
 // (or exactly one parameter). Anything else is a TypeError naming the
 // parameters, as Python would raise.
 func bindPositional(server string, tool tooldocs.ToolInfo, pos []jsontext.Value, args map[string]jsontext.Value) error {
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	json.Unmarshal(tool.InputSchema, &schema)
-	params := make([]string, 0, len(schema.Properties))
-	for name := range schema.Properties {
-		params = append(params, name)
-	}
-	sort.Strings(params)
+	sig := tool.Signature
 	target := ""
 	switch {
-	case len(schema.Required) == 1:
-		target = schema.Required[0]
-	case len(schema.Required) == 0 && len(params) == 1:
-		target = params[0]
+	case len(sig.Required) == 1:
+		target = sig.Required[0]
+	case len(sig.Required) == 0 && len(sig.Params) == 1:
+		target = sig.Params[0]
 	}
 	typeErr := func(why string) error {
 		return &hostrpc.Error{Kind: "type_error", Server: server, Tool: tool.Name,
 			Message: fmt.Sprintf("%s() %s; call it with keyword arguments: %s (required: %s)", tool.Alias, why,
-				strings.Join(orNone(params), ", "), strings.Join(orNone(schema.Required), ", "))}
+				strings.Join(orNone(sig.Params), ", "), strings.Join(orNone(sig.Required), ", "))}
 	}
 	if target == "" {
 		return typeErr("takes no positional arguments")
@@ -576,33 +567,21 @@ func orNone(s []string) []string {
 // required arguments are named only along with an unknown one (usually its
 // misspelling): alone, they are the server's to judge.
 func checkArguments(server string, tool tooldocs.ToolInfo, args map[string]jsontext.Value) error {
-	var schema struct {
-		Properties           map[string]json.RawMessage `json:"properties"`
-		Required             []string                   `json:"required"`
-		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
-	}
-	if json.Unmarshal(tool.InputSchema, &schema) != nil {
-		return nil
-	}
-	open := len(schema.AdditionalProperties) > 0 && string(schema.AdditionalProperties) != "false"
-	params := make([]string, 0, len(schema.Properties))
-	for name := range schema.Properties {
-		params = append(params, name)
-	}
-	sort.Strings(params)
-	if len(schema.Properties) == 0 || open {
+	sig := tool.Signature
+	if !sig.Known || len(sig.Params) == 0 || sig.Open {
 		return nil
 	}
 	var unknown, missing []string
 	for name := range args {
-		if _, ok := schema.Properties[name]; !ok {
+		if !sig.Declares(name) {
 			unknown = append(unknown, name)
 		}
 	}
 	if len(unknown) == 0 {
 		return nil
 	}
-	for _, name := range schema.Required {
+	params := sig.Params
+	for _, name := range sig.Required {
 		if _, ok := args[name]; !ok {
 			missing = append(missing, name)
 		}
@@ -621,7 +600,7 @@ func checkArguments(server string, tool tooldocs.ToolInfo, args map[string]jsont
 	}
 	return &hostrpc.Error{Kind: "type_error", Server: server, Tool: tool.Name,
 		Message: fmt.Sprintf("%s() %s; its arguments: %s (required: %s)", tool.Alias, strings.Join(why, "; "),
-			strings.Join(orNone(params), ", "), strings.Join(orNone(schema.Required), ", "))}
+			strings.Join(orNone(params), ", "), strings.Join(orNone(sig.Required), ", "))}
 }
 
 // nearest is the parameter not already given whose name is closest to

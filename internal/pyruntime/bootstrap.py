@@ -54,7 +54,7 @@ def _boot():
     boot = json.loads(_read(size))
     sys.meta_path.insert(0, _MemoryModules(boot["modules"], boot["packages"]))
     entry = __import__(boot["entry"], fromlist=["main"])
-    entry.main(boot.get("config") or {}, boot.get("preload") or (), boot.get("replyFD") or 0)
+    entry.main(boot.get("config") or {}, boot.get("preload") or (), boot.get("direct"))
 
 
 # A zygote runs this file under another name to define the finder without

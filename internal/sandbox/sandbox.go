@@ -120,17 +120,22 @@ func (e Exit) String() string {
 	}
 }
 
-// A Replier is a Session with a second pipe into the sandbox, readable by
-// its command at file descriptor ReplyFD. The runtime's thread that waits
-// on a host answer reads it there itself, so the answer wakes that thread
-// directly instead of the runtime's channel thread, which would then have
-// to wake it (a thread hand-off per request). Optional.
-type Replier interface {
-	Replies() io.WriteCloser
+// A Direct session has two more pipes for the requests of a thread that
+// waits for their answer (a tool call from code): its command writes them
+// at DirectRequestFD and reads the answers at DirectReplyFD. Beside the
+// channel on stdio, such a request is answered by the host's goroutine
+// that reads it, and the answer wakes the thread that waits for it: no
+// goroutine started per request, no hand-off through the runtime's
+// channel thread. Optional; nil pipes when the session has none.
+type Direct interface {
+	DirectPipes() (requests io.Reader, replies io.WriteCloser)
 }
 
-// ReplyFD is where a Replier's command reads its replies.
-const ReplyFD = 3
+// The command's descriptors of a Direct session's pipes.
+const (
+	DirectReplyFD   = 3
+	DirectRequestFD = 4
+)
 
 // A Reattacher is a Backend whose sandboxes outlive the codemode process
 // that started them (Kubernetes Pods), so that any replica can serve a

@@ -15,17 +15,28 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// result is a tool result as the pool returns it.
+func result(t testing.TB, data string) downstream.Result {
+	t.Helper()
+	r, err := downstream.NewResult(jsontext.Value(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // fakeDownstream answers like the pool would for each tool name.
 func fakeDownstream(_ context.Context, c *hostrpc.ToolCall) (any, error) {
 	switch c.Tool {
 	case "fail":
-		return &mcp.CallToolResult{IsError: true}, nil
+		r, err := downstream.NewResult(jsontext.Value(`{"content":[],"isError":true}`))
+		return r, err
 	case "slow":
 		return nil, &downstream.Error{Server: c.Server, Tool: c.Tool, Kind: "timeout", Err: context.DeadlineExceeded}
 	case "secret":
 		return nil, &hostrpc.Error{Kind: "denied", Message: "denied by policy"}
 	}
-	return &mcp.CallToolResult{}, nil
+	return downstream.NewResult(jsontext.Value(`{"content":[]}`))
 }
 
 func TestMetricsCountKnownCalls(t *testing.T) {
@@ -127,7 +138,7 @@ func TestSpanTree(t *testing.T) {
 			var downstreamParent trace.SpanContext
 			tel.ToolMiddleware(func(ctx context.Context, c *hostrpc.ToolCall) (any, error) {
 				downstreamParent = trace.SpanContextFromContext(ctx)
-				return &mcp.CallToolResult{}, nil
+				return result(t, `{"content":[]}`), nil
 			})(ctx, &hostrpc.ToolCall{Server: "tools", Tool: "echo", Arguments: map[string]jsontext.Value{"message": jsontext.Value(`"hi"`)}})
 			end("timeout")
 			if err := tel.Flush(t.Context()); err != nil {

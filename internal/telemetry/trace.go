@@ -126,7 +126,7 @@ func outcomeOf(res any, err error) string {
 	var de *downstream.Error
 	switch {
 	case err == nil:
-		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		if r, ok := res.(downstream.Result); ok && r.IsError() {
 			return "tool_error"
 		}
 		return "ok"

@@ -26,7 +26,41 @@ type Tool struct {
 // unique within its server.
 type ToolInfo struct {
 	Tool
-	Alias string `json:"alias"`
+	Alias     string    `json:"alias"`
+	Signature Signature `json:"-"`
+}
+
+// Signature is what a tool's inputSchema says of its arguments, read once
+// when the list is loaded rather than on every call.
+type Signature struct {
+	Known    bool     // the schema is a JSON object; nothing else is known otherwise
+	Params   []string // the declared properties, sorted
+	Required []string // in the schema's order
+	Open     bool     // additionalProperties admits names beyond Params
+}
+
+// Declares reports whether name is one of the declared properties.
+func (s Signature) Declares(name string) bool {
+	_, found := slices.BinarySearch(s.Params, name)
+	return found
+}
+
+func signatureOf(schema json.RawMessage) Signature {
+	var sc struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		Required             []string                   `json:"required"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	}
+	if json.Unmarshal(schema, &sc) != nil {
+		return Signature{}
+	}
+	sig := Signature{Known: true, Params: make([]string, 0, len(sc.Properties)), Required: sc.Required,
+		Open: len(sc.AdditionalProperties) > 0 && string(sc.AdditionalProperties) != "false"}
+	for name := range sc.Properties {
+		sig.Params = append(sig.Params, name)
+	}
+	slices.Sort(sig.Params)
+	return sig
 }
 
 // ServerInfo is a snapshot of one server in the catalogue. ToolsKnown is
@@ -292,7 +326,7 @@ func toolInfos(tools []Tool) []ToolInfo {
 		}
 		t.Description = strings.TrimSpace(t.Description)
 		names[i] = t.Name
-		out[i] = ToolInfo{Tool: t}
+		out[i] = ToolInfo{Tool: t, Signature: signatureOf(t.InputSchema)}
 	}
 	for i, a := range toolAliases(names) {
 		out[i].Alias = a

@@ -35,9 +35,16 @@ type Boot struct {
 	Config  jsontext.Value    `json:"config,omitempty"`
 	// Preload lists modules the runtime imports before it reports ready.
 	Preload []string `json:"preload,omitempty"`
-	// ReplyFD, when set, is a descriptor on which the host sends the
-	// results of RPCs marked Direct (sandbox.Replier).
-	ReplyFD int `json:"replyFD,omitempty"`
+	// Direct, when set, names the direct pipes (sandbox.Direct).
+	Direct *DirectFDs `json:"direct,omitempty"`
+}
+
+// DirectFDs are the runtime's descriptors of the direct pipes: it writes
+// the RPCs of a thread that waits for the answer to Requests, in frames as
+// on the channel, and reads their results from Replies.
+type DirectFDs struct {
+	Requests int `json:"requests"`
+	Replies  int `json:"replies"`
 }
 
 // Exec asks the runtime to run one cell of user code.
@@ -119,9 +126,6 @@ type RPC struct {
 	ID     uint64         `json:"id"`
 	Method string         `json:"method"`
 	Params jsontext.Value `json:"params,omitempty"`
-	// Direct asks for the result on the reply pipe (Boot.ReplyFD), read by
-	// the thread that waits for it, rather than on the channel.
-	Direct bool `json:"direct,omitempty"`
 }
 
 // Marshal encodes a message.
@@ -168,8 +172,29 @@ func DecodeSandboxMessage(payload []byte) (any, error) {
 	if err := Unmarshal(payload, msg); err != nil {
 		return nil, fmt.Errorf("wire: decoding %s message: %w", head.Type, err)
 	}
-	if rpc, ok := msg.(*RPC); ok && string(rpc.Params) == "null" {
-		rpc.Params = nil // absent and null mean the same
+	if rpc, ok := msg.(*RPC); ok {
+		rpc.normalize()
 	}
 	return msg, nil
+}
+
+// DecodeRPC decodes a message frame that may only hold an RPC (the direct
+// pipe's), as strictly as DecodeSandboxMessage but in one pass.
+func DecodeRPC(payload []byte) (*RPC, error) {
+	var m RPC
+	if err := Unmarshal(payload, &m); err != nil {
+		return nil, fmt.Errorf("wire: decoding an rpc message: %w", err)
+	}
+	if m.Type != TypeRPC {
+		return nil, fmt.Errorf("wire: a message of type %q where only rpc may come", m.Type)
+	}
+	m.normalize()
+	return &m, nil
+}
+
+// normalize makes absent and null params the same.
+func (m *RPC) normalize() {
+	if string(m.Params) == "null" {
+		m.Params = nil
+	}
 }

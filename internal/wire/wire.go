@@ -7,12 +7,11 @@
 // stdout and stderr. The runtime moves the sandbox's stdio to private file
 // descriptors before running user code and points fd 1 and 2 at pipes it
 // drains into 'O'/'E' frames, so nothing user code writes can be parsed as a
-// frame. Where the sandbox has a reply pipe (sandbox.Replier), the results of
-// RPCs marked Direct go there instead, in the same frames, and the runtime
-// thread waiting for one reads it itself. The host still treats every frame
-// as untrusted: sizes are capped,
-// messages are decoded strictly (case-sensitive names, no unknown or duplicate
-// members) and unknown kinds are errors.
+// frame. Where the sandbox has direct pipes (sandbox.Direct), the RPCs of a
+// thread that waits for the answer and their results go there, in the same
+// frames. The host still treats every frame as untrusted: sizes are capped,
+// messages are decoded strictly (case-sensitive names, no unknown or
+// duplicate members) and unknown kinds are errors.
 //
 // This package must not import the MCP SDK or any sandbox backend; it is
 // shared by the interpreter client and tested with fuzzing

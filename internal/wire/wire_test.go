@@ -97,6 +97,38 @@ func TestDecodeSandboxMessage(t *testing.T) {
 	}
 }
 
+func TestDecodeRPC(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    *RPC
+		wantErr string
+	}{
+		{`{"type":"rpc","id":2,"method":"call_tool","params":{"a":1}}`, &RPC{Type: "rpc", ID: 2, Method: "call_tool", Params: []byte(`{"a":1}`)}, ""},
+		{`{"type":"rpc","id":2,"method":"list_servers","params":null}`, &RPC{Type: "rpc", ID: 2, Method: "list_servers"}, ""},
+		{`{"type":"pong","id":9}`, nil, "only rpc"},
+		{`{"type":"rpc","id":2,"method":"m","direct":true}`, nil, "unknown"},
+		{`{"type":"rpc","id":2,"id":3,"method":"m"}`, nil, "duplicate"},
+		{`{"id":2,"method":"m"}`, nil, "only rpc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := DecodeRPC([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("DecodeRPC() = %v, %v; want error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func FuzzReadFrame(f *testing.F) {
 	f.Add(AppendFrame(nil, KindStdout, []byte("x")))
 	f.Add(AppendFrame(AppendFrame(nil, KindMessage, []byte(`{"type":"pong","id":1}`)), KindStderr, []byte{0xff}))

@@ -45,6 +45,14 @@ func Serve(kind string, in io.ReadCloser, out io.WriteCloser) int {
 			fmt.Fprintln(out, `{"jsonrpc":"2.0","id":"what"`)
 		}
 		return 0
+	case "asker":
+		s := mcp.NewServer(&mcp.Implementation{Name: "asker"}, nil)
+		AddAskTool(s)
+		if err := s.Run(context.Background(), &mcp.IOTransport{Reader: in, Writer: out}); err != nil && err != context.Canceled {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			return 1
+		}
+		return 0
 	case "tools", "self":
 		if f := os.Getenv("CODEMODE_TEST_STARTS"); f != "" {
 			// Count starts, for single-flight and restart tests.
@@ -138,6 +146,40 @@ type sumResult struct {
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// AddAskTool adds a tool "ask" that asks its client a form question (or,
+// with {"url": true}, a URL one) in its result (multi-round-trip, SEP-2322;
+// the SDK asks a client of an older protocol itself) and, once answered,
+// reports progress twice (when the call asks for it) and returns the
+// answer: "<action> <name>".
+func AddAskTool(s *mcp.Server) {
+	type args struct {
+		URL bool `json:"url,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+		answer, answered := req.Params.InputResponses["question"].(*mcp.ElicitResult)
+		if !answered {
+			params := &mcp.ElicitParams{Mode: "form", Message: "Your name?", RequestedSchema: &map[string]any{
+				"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}
+			if a.URL {
+				params = &mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/signin", ElicitationID: "e1"}
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"question": params}}, nil, nil
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			for i := 1; i <= 2; i++ {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 2, Message: "step"})
+			}
+		}
+		//lint:ignore SA1019 relaying the deprecated logging is tested
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "asked"})
+		if a.URL {
+			req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "e1"})
+		}
+		name, _ := answer.Content["name"].(string)
+		return text(answer.Action + " " + name), nil, nil
+	})
 }
 
 func addTools(s *mcp.Server) {

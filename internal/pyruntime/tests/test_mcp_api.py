@@ -190,20 +190,20 @@ class MCPAPITest(unittest.TestCase):
         self.assertEqual(self.run_ok("print((await mcp_files.read(i=2)).data['echo']['arguments'])"), "{'i': 2}\n")
 
 
-class MCPAPIReplyPipeTest(MCPAPITest):
-    """The same API with a reply pipe (the native sandbox): a waiting thread
-    reads its own answer there."""
+class MCPAPIDirectTest(MCPAPITest):
+    """The same API with direct pipes (the native sandbox): a waiting thread
+    sends its request and reads its answer there."""
 
     def setUp(self):
-        self.rt = helpers.Booted({"manual": "M", "servers": SERVERS}, replies=True)
+        self.rt = helpers.Booted({"manual": "M", "servers": SERVERS}, direct=True)
         self.addCleanup(self.rt.close)
 
-    def test_waiting_calls_read_the_reply_pipe(self):
+    def test_waiting_calls_use_the_direct_pipes(self):
         out = self.run_ok("r = await mcp_files.read(i=1)\nprint(r.data['echo']['arguments'], runtime.list_servers_sync())\n"
                           "import asyncio\nprint(len(await asyncio.gather(*[mcp_files.read(i=i) for i in range(4)])))")
         self.assertEqual(out, "{'i': 1} ('files',)\n4\n")
         # The lone awaited call and the synchronous one; gathered calls
-        # are answered on the channel, which the event loop watches.
+        # go over the channel, which the event loop watches.
         self.assertEqual(self.rt.direct, 2)
 
     def test_an_abandoned_call_answered_late_is_dropped(self):
@@ -219,7 +219,7 @@ class MCPAPIReplyPipeTest(MCPAPITest):
         self.assertEqual(done["status"], "interrupted", err)
         # Its answer comes after all: read and dropped, the next call gets its own.
         host(rt, abandoned[0])
-        wait_for_drain = ("import time, mcp.runtime as rt\nb = rt._session.rpc._replies.busy\n"
+        wait_for_drain = ("import time, mcp.runtime as rt\nb = rt._session.rpc._direct.busy\n"
                           "while not b.acquire(False): time.sleep(0.01)\nb.release()\n")
         self.assertEqual(self.run_ok(wait_for_drain + "print((await mcp_files.read(i=2)).data['echo']['arguments'])"), "{'i': 2}\n")
         self.assertEqual(rt.direct, 2)

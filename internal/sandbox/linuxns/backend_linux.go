@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codemode/codemode/internal/pipe"
 	"github.com/codemode/codemode/internal/sandbox"
 	"github.com/codemode/codemode/internal/sandbox/seccomp"
 	"golang.org/x/sys/unix"
@@ -404,24 +405,25 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 			f.Close()
 		}
 	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
+	newPipe := func(open func() (r, w *os.File, err error)) (r, w *os.File, err error) {
+		r, w, err = open()
 		if err == nil {
 			files = append(files, r, w)
 		}
 		return r, w, err
 	}
-	stdinR, stdinW, err1 := pipe()
-	stdoutR, stdoutW, err2 := pipe()
-	stderrR, stderrW, err3 := pipe()
-	configR, configW, err4 := pipe()
-	statusR, statusW, err5 := pipe()
-	replyR, replyW, err6 := pipe()
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+	stdinR, stdinW, err1 := newPipe(os.Pipe)
+	stdoutR, stdoutW, err2 := newPipe(os.Pipe)
+	stderrR, stderrW, err3 := newPipe(os.Pipe)
+	configR, configW, err4 := newPipe(os.Pipe)
+	statusR, statusW, err5 := newPipe(os.Pipe)
+	replyR, replyW, err6 := newPipe(pipe.New) // written on every tool call
+	requestR, requestW, err7 := newPipe(os.Pipe)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
 		closeAll()
 		return nil, err
 	}
-	extra := []*os.File{configR, statusW, replyR} // fds 3, 4 and 5 in the init
+	extra := []*os.File{configR, statusW, replyR, requestW} // fds 3 to 6 in the init
 	if rootfs != "" {
 		// A detached copy of the tree, made here by the host's user: the
 		// init attaches it, so a rootfs under a directory the sandbox's uid
@@ -433,7 +435,7 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 		}
 		dir := os.NewFile(uintptr(fd), rootfs)
 		defer dir.Close()
-		extra = append(extra, dir) // fd 6 in the init (rootfsFD)
+		extra = append(extra, dir) // fd 7 in the init (rootfsFD)
 	}
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
@@ -471,21 +473,23 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 	var startErr error
 	b.spawner.do(func() { startErr = cmd.Start() })
 	// The child holds its own copies now.
-	for _, f := range []*os.File{stdinR, stdoutW, stderrW, configR, statusW, replyR} {
+	for _, f := range []*os.File{stdinR, stdoutW, stderrW, configR, statusW, replyR, requestW} {
 		f.Close()
 	}
 	if tmpl != nil {
-		replyW.Close() // a zygote gets no replies: its children get pipes of their own
-		replyW = nil
+		// A zygote makes no requests: its children get pipes of their own.
+		replyW.Close()
+		requestR.Close()
+		replyW, requestR = nil, nil
 	}
 	if startErr != nil {
-		for _, f := range []*os.File{stdinW, stdoutR, stderrR, configW, statusR, replyW} {
+		for _, f := range []*os.File{stdinW, stdoutR, stderrR, configW, statusR, replyW, requestR} {
 			f.Close()
 		}
 		return nil, fmt.Errorf("starting init: %w", startErr)
 	}
 	return &session{
-		id: id, cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW,
+		id: id, cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW, requests: requestR,
 		config: configW, status: statusR, done: make(chan struct{}),
 	}, nil
 }
@@ -511,17 +515,20 @@ func (s *spawner) do(f func()) {
 }
 
 type session struct {
-	id      string
-	cmd     *exec.Cmd    // the init, for a booted session
-	child   *zygoteChild // the forked interpreter, for a session from a zygote
-	stdin   *os.File
-	stdout  *os.File
-	stderr  *os.File
-	replies *os.File // the write end of the command's fd sandbox.ReplyFD
-	config  *os.File
-	status  *os.File
-	cg      *sessionCgroup
-	release func()
+	id     string
+	cmd    *exec.Cmd    // the init, for a booted session
+	child  *zygoteChild // the forked interpreter, for a session from a zygote
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	// The direct pipes (sandbox.Direct): the write end of the command's
+	// sandbox.DirectReplyFD and the read end of its DirectRequestFD.
+	replies  *os.File
+	requests *os.File
+	config   *os.File
+	status   *os.File
+	cg       *sessionCgroup
+	release  func()
 
 	killOnce sync.Once
 	killed   atomic.Bool
@@ -543,8 +550,13 @@ func (s *session) Stdin() io.WriteCloser { return s.stdin }
 func (s *session) Stdout() io.Reader     { return s.stdout }
 func (s *session) Stderr() io.Reader     { return s.stderr }
 
-// Replies implements sandbox.Replier.
-func (s *session) Replies() io.WriteCloser { return s.replies }
+// DirectPipes implements sandbox.Direct.
+func (s *session) DirectPipes() (io.Reader, io.WriteCloser) {
+	if s.replies == nil || s.requests == nil {
+		return nil, nil
+	}
+	return s.requests, s.replies
+}
 
 // readStatus waits for the init's report: the command is running, or setup
 // failed and why.

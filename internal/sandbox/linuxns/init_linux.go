@@ -22,8 +22,9 @@ import (
 const (
 	stagingDir = "/tmp"     // mounted over (in the init's private mount namespace only)
 	oldRoot    = "/oldroot" // the host's tree, after the first pivot
-	replyFD    = 5          // the read end of the command's reply pipe (after config 3 and status 4)
-	rootfsFD   = 6          // the rootfs tree, detached by the host
+	replyFD    = 5          // the read end of the command's direct reply pipe (after config 3 and status 4)
+	requestFD  = 6          // the write end of its direct request pipe
+	rootfsFD   = 7          // the rootfs tree, detached by the host
 	newRoot    = "/newroot" // the sandbox's root, before the second pivot
 )
 
@@ -599,17 +600,18 @@ func closeOnExecFrom(first int) {
 }
 
 // startCommand starts the sandboxed command with the init's stdio and the
-// reply pipe.
+// direct pipes (sandbox.Direct).
 func startCommand(cfg *initConfig) (int, error) {
 	path, err := lookPath(cfg.Command[0], cfg.Env)
 	if err != nil {
 		return 0, err
 	}
 	proc, err := os.StartProcess(path, cfg.Command, &os.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   cfg.Env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, os.NewFile(replyFD, "replies")}, // 3: sandbox.ReplyFD
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Dir: cfg.Dir,
+		Env: cfg.Env,
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, // then sandbox.DirectReplyFD and DirectRequestFD
+			os.NewFile(replyFD, "direct replies"), os.NewFile(requestFD, "direct requests")},
+		Sys: &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
 		return 0, fmt.Errorf("starting %s: %w", cfg.Command[0], err)

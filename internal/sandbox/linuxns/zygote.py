@@ -227,7 +227,7 @@ def _run(code, argv):
 
 
 def _child(req, fds, keep):
-    stdin, stdout, stderr, status, go, reply = fds[:6]
+    stdin, stdout, stderr, status, go, reply, request = fds[:_FDS]
     try:
         for fd in keep:
             os.close(fd)
@@ -245,13 +245,14 @@ def _child(req, fds, keep):
         if payload[:1] != b"g":
             os._exit(125)  # the host gave up on this session
         command = json.loads(payload[1:])
-        landlock = _enter(req, fds[6:])
-        # Out of the way of 0-3 first, so no dup2 below overwrites another.
-        stdin, stdout, stderr, reply, status = (fcntl.fcntl(fd, fcntl.F_DUPFD, 4) if fd < 4 else fd
-                                                for fd in (stdin, stdout, stderr, reply, status))
-        for i, fd in enumerate((stdin, stdout, stderr, reply)):  # reply: the host's sandbox.ReplyFD
+        landlock = _enter(req, fds[_FDS:])
+        # Out of the way of 0-4 first, so no dup2 below overwrites another.
+        stdin, stdout, stderr, reply, request, status = (fcntl.fcntl(fd, fcntl.F_DUPFD, 5) if fd < 5 else fd
+                                                         for fd in (stdin, stdout, stderr, reply, request, status))
+        # 3 and 4: the host's sandbox.DirectReplyFD and DirectRequestFD.
+        for i, fd in enumerate((stdin, stdout, stderr, reply, request)):
             os.dup2(fd, i)
-        os.closerange(4, status)
+        os.closerange(5, status)
         os.closerange(status + 1, 1 << 16)
     except BaseException as e:
         os.write(status, (json.dumps({"error": "%s: %s" % (type(e).__name__, e)}) + "\n").encode())
@@ -262,6 +263,9 @@ def _child(req, fds, keep):
 
 
 _MAX_MOUNTS = 64
+# A fork request's descriptors before its mounts: stdin, stdout, stderr,
+# status, go-ahead and the direct reply and request pipes.
+_FDS = 7
 
 
 # Where the imports' caches go (matplotlib's font list, fontconfig's), as a
@@ -313,7 +317,7 @@ def _template(preload):
                     os.close(fd)
         if ctl not in ready:
             continue
-        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 6 + _MAX_MOUNTS)
+        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, _FDS + _MAX_MOUNTS)
         if not msg:
             return  # the host is gone
         req = json.loads(msg)
@@ -327,8 +331,8 @@ def _template(preload):
             sys.stderr.flush()
             continue
         try:
-            if len(fds) != 6 + len(req["mounts"]):
-                raise ValueError("want %d descriptors, got %d" % (6 + len(req["mounts"]), len(fds)))
+            if len(fds) != _FDS + len(req["mounts"]):
+                raise ValueError("want %d descriptors, got %d" % (_FDS + len(req["mounts"]), len(fds)))
             # Our next child is pid 1 of a new pid namespace; then we go
             # back to ours for the next request.
             _check(_libc.unshare(CLONE_NEWPID), "unshare(pid)")

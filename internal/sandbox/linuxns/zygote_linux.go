@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codemode/codemode/internal/pipe"
 	"os"
 	"slices"
 	"strconv"
@@ -310,25 +311,26 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 			f.Close()
 		}
 	}()
-	pipe := func() (r, w *os.File) {
+	newPipe := func(open func() (r, w *os.File, err error)) (r, w *os.File) {
 		if err != nil {
 			return nil, nil
 		}
-		r, w, err = os.Pipe()
+		r, w, err = open()
 		files = append(files, r, w)
 		return r, w
 	}
-	stdinR, stdinW := pipe()
-	stdoutR, stdoutW := pipe()
-	stderrR, stderrW := pipe()
-	statusR, statusW := pipe()
-	goR, goW := pipe()
-	replyR, replyW := pipe()
+	stdinR, stdinW := newPipe(os.Pipe)
+	stdoutR, stdoutW := newPipe(os.Pipe)
+	stderrR, stderrW := newPipe(os.Pipe)
+	statusR, statusW := newPipe(os.Pipe)
+	goR, goW := newPipe(os.Pipe)
+	replyR, replyW := newPipe(pipe.New) // written on every tool call
+	requestR, requestW := newPipe(os.Pipe)
 	if err != nil {
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	data, _ := json.Marshal(req)
-	childFDs := append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR}, mountFDs...)
+	childFDs := append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR, requestW}, mountFDs...)
 	pidfd, err := z.fork(data, childFDs...)
 	if errors.Is(err, errZygoteGone) {
 		// It died since it was last used: once more, with a new one.
@@ -350,7 +352,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
 	// The child holds its own copies now.
-	for _, f := range []*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR} {
+	for _, f := range []*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR, requestW} {
 		f.Close()
 	}
 	child := &zygoteChild{pidfd: pidfd, status: statusR}
@@ -362,7 +364,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 	}
 	files = nil
 	s := &session{
-		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW,
+		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW, requests: requestR,
 		cg: cg, release: release, done: make(chan struct{}),
 	}
 	go s.waitLoop()

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -279,9 +280,10 @@ func TestZygotePreloadCachesInTmp(t *testing.T) {
 	}
 }
 
-// The reply pipe (sandbox.Replier) reaches the command at sandbox.ReplyFD,
-// booted or forked, and no other descriptor of the host's comes with it.
-func TestReplyPipe(t *testing.T) {
+// The direct pipes (sandbox.Direct) reach the command at
+// sandbox.DirectReplyFD and DirectRequestFD, booted or forked, and no other
+// descriptor of the host's comes with them.
+func TestDirectPipes(t *testing.T) {
 	for _, zygote := range []bool{false, true} {
 		t.Run("zygote="+strconv.FormatBool(zygote), func(t *testing.T) {
 			b := zygoteBackend(t)
@@ -291,25 +293,35 @@ func TestReplyPipe(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			code := "import os\nprint(os.read(3, 100).decode(), os.read(3, 100) == b'', sorted(int(fd) for fd in os.listdir('/proc/self/fd')))"
-			s, err := b.Start(ctx, pySpec("replies-"+strconv.FormatBool(zygote), code))
+			code := fmt.Sprintf("import os\nos.write(%d, os.read(%d, 100).upper())\n"+
+				"print(os.read(%d, 100) == b'', sorted(int(fd) for fd in os.listdir('/proc/self/fd')))",
+				sandbox.DirectRequestFD, sandbox.DirectReplyFD, sandbox.DirectReplyFD)
+			s, err := b.Start(ctx, pySpec("direct-"+strconv.FormatBool(zygote), code))
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}
 			defer s.Kill(context.Background())
 			s.Stdin().Close()
-			r, ok := s.(sandbox.Replier)
+			d, ok := s.(sandbox.Direct)
 			if !ok {
-				t.Fatal("a native session is not a sandbox.Replier")
+				t.Fatal("a native session is not a sandbox.Direct")
 			}
-			if _, err := io.WriteString(r.Replies(), "hello"); err != nil {
+			requests, replies := d.DirectPipes()
+			if requests == nil || replies == nil {
+				t.Fatal("a native session has no direct pipes")
+			}
+			if _, err := io.WriteString(replies, "hello"); err != nil {
 				t.Fatal(err)
 			}
-			r.Replies().Close()
+			echoed := make([]byte, 5)
+			if _, err := io.ReadFull(requests, echoed); err != nil || string(echoed) != "HELLO" {
+				t.Fatalf("the request pipe carried %q (%v), want HELLO", echoed, err)
+			}
+			replies.Close()
 			go io.Copy(io.Discard, s.Stderr())
 			out, _ := io.ReadAll(s.Stdout())
-			// 0-2, the reply pipe, and the directory listdir opened.
-			if got, want := strings.TrimSpace(string(out)), "hello True [0, 1, 2, 3, 4]"; got != want {
+			// 0-2, the two direct pipes, and the directory listdir opened.
+			if got, want := strings.TrimSpace(string(out)), "True [0, 1, 2, 3, 4, 5]"; got != want {
 				t.Fatalf("session printed %q, want %q", got, want)
 			}
 		})

@@ -8,6 +8,8 @@ import sys
 import traceback
 import types
 
+from . import wire
+
 # Frames from these files are the runtime's own and are cut from tracebacks.
 RUNTIME_PREFIX = "/codemode/"
 
@@ -43,7 +45,7 @@ class Runner:
     def _on_sigint(self, signum, frame):
         # The host interrupts a cell with SIGINT (through the runtime's channel
         # thread). Outside a cell the runtime's own code must not be disturbed.
-        if self.executing:
+        if self.executing and not wire.uninterrupted.deferred():
             raise KeyboardInterrupt
 
     def run(self, code, filename):

@@ -18,7 +18,7 @@ _PRELOAD_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache
 
 
 class Session:
-    def __init__(self, config, reply_fd=0):
+    def __init__(self, config, direct=None):
         self.config = config
         self.diagnostics = os.dup(2)  # the sandbox's own stderr, read by the host's logs
         # Move the channel off stdio before anything else runs: user code
@@ -33,7 +33,7 @@ class Session:
         self.cells = _queue.SimpleQueue()  # the C queue: the queue module is slow to import
         self.current = 0  # id of the running cell, 0 when idle
         self.main_thread = threading.get_ident()
-        self.rpc = rpc.Client(self.channel, reply_fd)
+        self.rpc = rpc.Client(self.channel, direct)
 
         import mcp.runtime as runtime
         import mcp
@@ -191,7 +191,7 @@ class Session:
         os._exit(0)
 
 
-def main(config, preload=(), reply_fd=0):
-    session = Session(config, reply_fd)
+def main(config, preload=(), direct=None):
+    session = Session(config, direct)
     session.preload(preload)
     session.serve()

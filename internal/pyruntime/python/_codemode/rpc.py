@@ -56,21 +56,21 @@ def _alone(loop, asyncio):
     return len(asyncio.all_tasks(loop)) == 1
 
 
-class _Replies:
-    """The reply pipe (the boot frame's replyFD): the host writes there the
-    results of requests marked "direct", and the thread that waits for one
-    reads it itself, so the answer wakes that thread rather than the
-    channel thread, which would then have to wake it. One thread at a time
-    holds ``busy``."""
+class _Direct:
+    """The direct pipes (the boot frame's "direct"): the thread that waits
+    for an answer writes its request there and reads the answer itself, so
+    neither side hands it to another thread. One thread at a time holds
+    ``busy``; the others use the channel."""
 
-    def __init__(self, fd):
-        self.fd = fd
+    def __init__(self, requests, replies):
+        self.requests = requests
+        self.replies = replies
         self.busy = threading.Lock()
-        self.buf = bytearray()  # read but not yet parsed: a frame cut by an interrupt resumes here
+        self.buf = bytearray()  # read but not yet parsed
 
     def wait(self, rid):
-        """Return the result for request rid, dropping those of abandoned
-        requests before it."""
+        """Return the result for request rid, dropping those of requests
+        abandoned before it."""
         while True:
             msg = json.loads(self._frame())
             if msg.get("id") == rid:
@@ -82,39 +82,45 @@ class _Replies:
             if len(self.buf) >= head:
                 kind, size = wire._HEADER.unpack_from(self.buf)
                 if kind != wire.MESSAGE:
-                    raise ValueError("unexpected frame kind %r on the reply pipe" % chr(kind))
+                    raise ValueError("unexpected frame kind %r on the direct reply pipe" % chr(kind))
                 if len(self.buf) >= head + size:
                     payload = bytes(self.buf[head:head + size])
                     del self.buf[:head + size]
                     return payload
-            chunk = os.read(self.fd, 1 << 16)
+            chunk = os.read(self.replies, 1 << 16)
             if not chunk:
                 raise wire.ChannelClosed()
             self.buf += chunk
 
-    def drain(self, rid):
-        """Read and drop the result of rid, abandoned by its caller (an
+    def abandon(self, rid):
+        """Read and drop the result of rid, whose caller gave up (an
         interrupt), on a thread of its own, then let the next caller in;
-        until then callers use the channel. A result never sent (the
-        session ends first) leaves the pipe to the channel for good."""
+        until then callers use the channel. An interrupt can land between
+        a read and keeping what it read: if the pipe no longer parses, it
+        is read to its end and dropped, so the host's writes never block,
+        and callers use the channel for good."""
 
         def run():
             try:
                 self.wait(rid)
-            except BaseException:
-                return  # unreadable from now on: keep busy, callers use the channel
+            except wire.ChannelClosed:
+                return
+            except Exception:
+                while os.read(self.replies, 1 << 16):
+                    pass
+                return
             self.busy.release()
 
-        threading.Thread(target=run, name="codemode-reply-drain", daemon=True).start()
+        threading.Thread(target=run, name="codemode-direct-drain", daemon=True).start()
 
 
 class Client:
-    def __init__(self, channel, reply_fd=0):
+    def __init__(self, channel, direct=None):
         self._channel = channel
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending = {}  # id -> callback(msg), called on the channel thread
-        self._replies = _Replies(reply_fd) if reply_fd else None
+        self._direct = _Direct(direct["requests"], direct["replies"]) if direct else None
 
     def _send(self, method, params, on_reply):
         rid = next(self._ids)
@@ -134,29 +140,34 @@ class Client:
 
     def call(self, method, params=None):
         """Block until the host answers; return the result or raise MCPError."""
-        replies = self._replies
-        if replies is not None and replies.busy.acquire(blocking=False):
-            msg = self._call_direct(replies, method, params)
+        direct = self._direct
+        if direct is not None and direct.busy.acquire(blocking=False):
+            msg = self._call_direct(direct, method, params)
         else:
             msg = self._call_via_channel(method, params)
         if not msg.get("ok"):
             raise _error(msg)
         return msg.get("result")
 
-    def _call_direct(self, replies, method, params):
-        """The answer on the reply pipe, read by this thread (which holds
-        replies.busy, released here or by the drain of an abandoned call)."""
+    def _call_direct(self, direct, method, params):
+        """The request and its answer on the direct pipes, by this thread
+        (which holds direct.busy, released here or once an abandoned
+        answer has been read)."""
         rid = next(self._ids)
+        request = wire.frame(wire.MESSAGE, wire.encode_message({"type": "rpc", "id": rid, "method": method, "params": params}))
+        sent = False
         try:
-            self._channel.send_message({"type": "rpc", "id": rid, "method": method, "params": params, "direct": True})
-            msg = replies.wait(rid)
+            with wire.uninterrupted:  # an interrupt comes once sent is true
+                wire.write_all(direct.requests, request)
+                sent = True
+            msg = direct.wait(rid)
         except BaseException:
-            # The request may have gone out (an interrupt can land just after
-            # the write): its answer must still be read, or a large one would
-            # fill the pipe and stall the host.
-            replies.drain(rid)
+            if sent:
+                direct.abandon(rid)  # its answer will come: read it off the pipe
+            else:
+                direct.busy.release()
             raise
-        replies.busy.release()
+        direct.busy.release()
         return msg
 
     def _call_via_channel(self, method, params):
@@ -184,7 +195,7 @@ class Client:
         loop = asyncio.get_running_loop()
         if _alone(loop, asyncio):
             # Nothing else in the loop can run before the answer, so wait as
-            # synchronous code does: on the reply pipe, or woken by the
+            # synchronous code does: on the direct pipes, or woken by the
             # channel thread, instead of through the loop's self-pipe and a
             # turn of the loop (the asyncio-to-thread hop).
             return self.call(method, params)

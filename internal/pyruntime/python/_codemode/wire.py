@@ -21,6 +21,65 @@ class ChannelClosed(Exception):
     """The host closed the channel."""
 
 
+class Uninterrupted:
+    """A block of the main thread that the host's interrupt (a SIGINT to the
+    main thread, raised as KeyboardInterrupt by the cell's handler) must not
+    cut: writing a frame, which the host cannot read if it stops halfway.
+    The handler asks ``deferred()`` first; an interrupt that came during the
+    block is raised when it ends. Other threads get no SIGINT."""
+
+    def __init__(self):
+        self._depth = 0
+        self._pending = False
+
+    def deferred(self):
+        """Whether an interrupt must wait (it is then raised at the end)."""
+        if self._depth and threading.current_thread() is threading.main_thread():
+            self._pending = True
+            return True
+        return False
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._depth += 1
+            return True
+        return False
+
+    def __exit__(self, *exc):
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        self._depth -= 1
+        if not self._depth and self._pending:
+            self._pending = False
+            if exc[0] is None:
+                raise KeyboardInterrupt
+        return False
+
+
+uninterrupted = Uninterrupted()
+
+
+def write_all(fd, data):
+    """Write all of data to fd: a whole frame, never part of one."""
+    view = memoryview(data)
+    with uninterrupted:
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+
+
+def frame(kind, payload):
+    """The bytes of one frame."""
+    return _HEADER.pack(kind, len(payload)) + payload
+
+
+def encode_message(message):
+    """The payload of a message frame: compact JSON in UTF-8 (lone
+    surrogates, which JSON cannot carry in UTF-8, become "?")."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "replace")
+
+
 class Channel:
     """Frames over a pair of private file descriptors.
 
@@ -35,18 +94,12 @@ class Channel:
         self._lock = threading.Lock()
 
     def send(self, kind, payload):
-        data = _HEADER.pack(kind, len(payload)) + payload
-        view = memoryview(data)
+        data = frame(kind, payload)
         with self._lock:
-            while view:
-                n = os.write(self._wfd, view)
-                view = view[n:]
+            write_all(self._wfd, data)
 
     def send_message(self, message):
-        # ensure_ascii=False keeps payloads small; "replace" turns lone
-        # surrogates (which JSON cannot carry in UTF-8) into "?".
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        self.send(MESSAGE, text.encode("utf-8", "replace"))
+        self.send(MESSAGE, encode_message(message))
 
     def _read_exact(self, n):
         chunks = []
