@@ -38,6 +38,7 @@ type harness struct {
 	self        string // this binary (downstream servers)
 	node        string // Node 22 from testdeps
 	nodeModules string
+	python      string // the host's python3 (the bare forwarder's client)
 	tok         *tokenizer
 	reps        int
 
@@ -116,6 +117,9 @@ func run(o options) error {
 	h.node = filepath.Join(h.nodeModules, ".bin", "node")
 	if _, err := os.Stat(h.node); err != nil {
 		return fmt.Errorf("finding Node 22 in testdeps/ (run scripts/testdeps.sh): %w", err)
+	}
+	if h.python, err = exec.LookPath("python3"); err != nil {
+		return fmt.Errorf("finding python3: %w", err)
 	}
 	env := readEnvFile(filepath.Join(h.repo, ".cache", "testdeps", "env"))
 	h.image = orDefault(o.image, env["CODEMODE_TEST_IMAGE"])
@@ -249,11 +253,27 @@ func (h *harness) machine() string {
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		cg = "v2"
 	}
-	return fmt.Sprintf("Machine: %d × %s, %s RAM, %s, kernel %s, cgroup %s, running as uid %d. "+
+	return fmt.Sprintf("Machine: %d × %s, %s RAM, %s, kernel %s, cgroup %s%s, running as uid %d. "+
 		"Go %s (harness), Node %s (testdeps), codemode at commit %s%s, built with CGO_ENABLED=0. Date %s.",
-		runtime.NumCPU(), cpu, memTotal, osName, strings.TrimSpace(string(kernel)), cg, os.Getuid(),
+		runtime.NumCPU(), cpu, memTotal, osName, strings.TrimSpace(string(kernel)), cg, haltPolling(), os.Getuid(),
 		strings.TrimPrefix(runtime.Version(), "go"), strings.TrimSpace(string(nodeV)), strings.TrimSpace(string(rev)), dirty,
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// haltPolling describes a KVM guest's halt polling, which sets what waking
+// an idle vCPU costs: a process woken there waits for the hypervisor to
+// run the vCPU again unless the guest polled for work first. Every
+// cross-process hop of a tool call may be such a wake-up (section 6).
+func haltPolling() string {
+	data, err := os.ReadFile("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+	if err != nil {
+		return ""
+	}
+	ns := strings.TrimSpace(string(data))
+	if ns == "0" {
+		return ", guest halt polling off (haltpoll.guest_halt_poll_ns=0)"
+	}
+	return ", guest halt polling up to " + ns + " ns"
 }
 
 // findRepo returns the module root of codemode.

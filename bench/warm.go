@@ -26,7 +26,9 @@ type warmResult struct {
 	rssPerSession     float64
 	sessions          int // sandboxes counted for the memory figure
 	proxied, direct   sample
-	ratio             sample
+	ratio             sample // proxied / direct, per round
+	raw, forwarded    sample // µs: the minimal client's echo; the bare forwarder's (floor.go)
+	floor, overFloor  sample // forwarded / direct and proxied / forwarded, per round
 	passPre, passBare sample // ms: warm run_python("pass") p50 with preload on / off
 	refill            time.Duration
 
@@ -139,6 +141,18 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 			return fmt.Errorf("direct warm-up calls: %w", err)
 		}
 	}
+	rawCmd, err := h.command(everything)
+	if err != nil {
+		return err
+	}
+	raw, err := startRaw(ctx, rawCmd)
+	if err != nil {
+		return fmt.Errorf("minimal client of server-everything: %w", err)
+	}
+	defer raw.stop()
+	if _, err := raw.rawEchoP50(30); err != nil {
+		return fmt.Errorf("minimal client's warm-up calls: %w", err)
+	}
 	echoCode := fmt.Sprintf("import time, json\nfor _ in range(30): await mcp_everything.echo(message='x')\nt = []\n"+
 		"for _ in range(%d):\n    t0 = time.perf_counter(); await mcp_everything.echo(message='x'); t.append(time.perf_counter() - t0)\n"+
 		"t.sort(); print(json.dumps(t[len(t)//2] * 1e6))", echoCalls)
@@ -156,7 +170,17 @@ func (h *harness) measureWarm(ctx context.Context, r *warmResult) error {
 			durs = append(durs, time.Since(t0))
 		}
 		direct := ms(durs).pct(0.5) * 1000
+		rawUS, err := raw.rawEchoP50(echoCalls)
+		if err != nil {
+			return fmt.Errorf("minimal client's echo: %w", err)
+		}
+		fwdUS, err := raw.forwardedEchoP50(ctx, h.python, echoCalls)
+		if err != nil {
+			return err
+		}
 		r.proxied, r.direct, r.ratio = append(r.proxied, us), append(r.direct, direct), append(r.ratio, us/direct)
+		r.raw, r.forwarded = append(r.raw, rawUS), append(r.forwarded, fwdUS)
+		r.floor, r.overFloor = append(r.floor, fwdUS/direct), append(r.overFloor, us/fwdUS)
 	}
 	// The baseline without preload, alive at the same time so the warm
 	// `pass` rounds alternate between the two.
@@ -362,7 +386,10 @@ func (rs warmResults) markdown() string {
 		"three cold imports, at least 1 s, before each). **Ten new sessions** open back to back, first call `pass`, p50 of the ten per round. " +
 		"**Memory** is codemode plus every sandbox process after ten sessions ran `import pandas`, divided by the sandboxes counted (the ten, the first session, the spare). " +
 		"**Echo** is 300 sequential `await mcp_everything.echo(message='x')` timed in Python (p50) against 300 calls of the go-sdk client " +
-		"straight to the same server build, alternating rounds.\n\n")
+		"straight to the same server build, alternating rounds; in the same rounds, a minimal JSON-RPC client without an SDK and a **bare " +
+		"forwarder** (bench/floor.go): the host's python3 sending 300 requests through a harness goroutine that only forwards each as an " +
+		"echo to server-everything and the answer back, the processes and pipe hops of a proxied call without any of codemode's work: " +
+		"the floor of any proxy on this machine.\n\n")
 	h := []string{"measurement"}
 	for _, r := range rs {
 		h = append(h, r.name)
@@ -393,6 +420,10 @@ func (rs warmResults) markdown() string {
 		cell("proxied `echo` from code, p50", func(r *warmResult) string { return mmm(r.proxied, " µs") }),
 		cell("direct go-sdk `echo` to server-everything, p50", func(r *warmResult) string { return mmm(r.direct, " µs") }),
 		cell("**ratio proxied / direct** (goal ≤ 1.3)", func(r *warmResult) string { return "**" + mmm(r.ratio, "×") + "**" }),
+		cell("minimal JSON-RPC client (no SDK) `echo`, p50", func(r *warmResult) string { return mmm(r.raw, " µs") }),
+		cell("bare forwarder: python3 → forwarding goroutine → server-everything, p50", func(r *warmResult) string { return mmm(r.forwarded, " µs") }),
+		cell("floor: bare forwarder / direct", func(r *warmResult) string { return mmm(r.floor, "×") }),
+		cell("codemode over the floor: proxied / bare forwarder", func(r *warmResult) string { return mmm(r.overFloor, "×") }),
 		cell("warm `run_python(\"pass\")` p50, preload on", func(r *warmResult) string { return mmm(r.passPre, " ms") }),
 		cell("warm `run_python(\"pass\")` p50, preload off", func(r *warmResult) string { return mmm(r.passBare, " ms") }),
 	}

@@ -21,6 +21,7 @@ func Doctor(ctx context.Context, s settings.Settings, environ []string, log *slo
 	for _, f := range telemetry.Diagnose(ctx, s.Metrics, s.OTLPEndpoint, environ) {
 		rep.Observability = append(rep.Observability, sandbox.Check{Name: f.Name, OK: f.OK, Detail: f.Detail, Fix: f.Fix})
 	}
+	rep.Host = doctor.Host(ctx, doctor.HaltPollPath)
 	return rep
 }
 

@@ -43,6 +43,8 @@ type Report struct {
 	Results  []Result `json:"results"`
 	// Observability: whether metrics and tracing are configured and reachable.
 	Observability []sandbox.Check `json:"observability,omitempty"`
+	// Host: what on this machine sets the cost of tool calls from code.
+	Host []sandbox.Check `json:"host,omitempty"`
 }
 
 // Examine runs every target. preference lists backend names in the order
@@ -174,6 +176,12 @@ func (rep Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "\nobservability\n")
 	}
 	for _, c := range rep.Observability {
+		writeCheck(w, c)
+	}
+	if len(rep.Host) > 0 {
+		fmt.Fprintf(w, "\nhost\n")
+	}
+	for _, c := range rep.Host {
 		writeCheck(w, c)
 	}
 }
