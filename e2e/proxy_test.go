@@ -181,11 +181,16 @@ func TestSelfReferenceGuard(t *testing.T) {
 func TestToolCallLogging(t *testing.T) {
 	s := startServer(t, writeConfig(t, map[string]any{"tools": testServer(t, "tools")}), "CODEMODE_LOG_LEVEL=info")
 	s.stdoutOf(t, "for i in range(3): await mcp_tools.echo(message=str(i))\nprint('ok')")
+	// The line is written once the result is on its way: it may come after.
 	var line string
-	for l := range strings.Lines(s.stderr.String()) {
-		if strings.Contains(l, "msg=run_python") {
-			line = l
+	for deadline := time.Now().Add(5 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for l := range strings.Lines(s.stderr.String()) {
+			if strings.Contains(l, "msg=run_python") {
+				line = l
+			}
 		}
+	}
+	for l := range strings.Lines(s.stderr.String()) {
 		if strings.Contains(l, `msg="tool call"`) {
 			t.Errorf("a tool call was logged at the default level: %s", l)
 		}

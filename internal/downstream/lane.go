@@ -395,15 +395,17 @@ func (c *stdioConn) callTool(ctx context.Context, tool string, args any, meta ma
 	case a := <-ch:
 		return a.result, a.err
 	case <-ctx.Done():
-		if c.forget(id) {
-			// Best effort, off the caller's path, as the SDK does.
-			go c.notifyCancelled(id, ctx.Err())
+		if !c.forget(id) {
+			a := <-ch // it came meanwhile: it is on its way
+			return a.result, a.err
 		}
+		// Best effort, off the caller's path, as the SDK does.
+		go c.notifyCancelled(id, ctx.Err())
 		return Result{}, ctx.Err()
 	}
 }
 
-// forget stops waiting for id; false if its answer came already.
+// forget stops waiting for id; false if its answer is being delivered.
 func (c *stdioConn) forget(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

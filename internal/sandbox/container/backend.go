@@ -142,6 +142,11 @@ func (b *Backend) resolve(ctx context.Context) (*engine, error) {
 		return nil, err
 	}
 	e := &engine{kind: kind, command: command, env: b.opts.Env}
+	if dir, err := os.MkdirTemp("", "codemode-"+string(kind)+"-"); err == nil {
+		e.dir = dir // removed at Close
+	} else {
+		b.log.Warn("no private working directory for the engine; its files may land in codemode's", "error", err)
+	}
 	if kind == Podman && goruntime.GOOS == "linux" && !hasSystemd() {
 		// No systemd: podman must not try to create systemd scopes or
 		// write events to the journal.
@@ -163,6 +168,9 @@ func (b *Backend) Close() error {
 	e, name := b.eng, b.machine
 	b.machine = ""
 	b.mu.Unlock()
+	if e != nil && e.dir != "" {
+		os.RemoveAll(e.dir)
+	}
 	if name == "" || e == nil {
 		return nil
 	}

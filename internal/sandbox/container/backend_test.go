@@ -30,8 +30,25 @@ func withoutRuntime(argv []string) []string {
 	return out
 }
 
+// noLitter fails t if it leaves files in the working directory: conmon
+// writes "oom" into podman's when a container dies at its memory limit
+// (the suite's MemoryLimit), which was codemode's own.
+func noLitter(t *testing.T) {
+	before, _ := os.ReadDir(".")
+	t.Cleanup(func() {
+		after, _ := os.ReadDir(".")
+		for _, e := range after {
+			if !slices.ContainsFunc(before, func(b os.DirEntry) bool { return b.Name() == e.Name() }) {
+				t.Errorf("the backend left %q in codemode's working directory", e.Name())
+				os.Remove(e.Name())
+			}
+		}
+	})
+}
+
 func TestPodman(t *testing.T) {
 	testenv.Slow(t, "the backend suite on podman")
+	noLitter(t)
 	b := newBackend(t, Options{Name: "podman", Command: testenv.Podman(t)})
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b)})
 }
@@ -44,6 +61,7 @@ func TestDocker(t *testing.T) {
 
 func TestGVisorWithPodman(t *testing.T) {
 	testenv.Slow(t, "the backend suite on gVisor under podman")
+	noLitter(t)
 	b := newBackend(t, Options{Name: "gvisor", Command: withoutRuntime(testenv.Podman(t)), OCIRuntime: testenv.Runsc(t)})
 	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: false, ImageRoot: true, PtraceContained: true, NoEgress: b.EgressBlocker(), Leaks: containerLeaks(b)})
 }

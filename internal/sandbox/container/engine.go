@@ -26,6 +26,10 @@ type engine struct {
 	kind    Kind
 	command []string // program and global flags
 	env     []string // the CLI's environment (DOCKER_HOST, XDG_RUNTIME_DIR, ...)
+	// dir is the CLI's working directory: podman's conmon writes a file
+	// "oom" into it when a container dies at its memory limit, which must
+	// not land in the directory codemode was started from.
+	dir string
 }
 
 // detectKind names the engine from its command (a path or a name like
@@ -60,6 +64,7 @@ func kindByName(program string) (Kind, bool) {
 func (e engine) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, e.command[0], append(append([]string{}, e.command[1:]...), args...)...)
 	c.Env = e.env
+	c.Dir = e.dir
 	c.WaitDelay = 5 * time.Second
 	return c
 }
