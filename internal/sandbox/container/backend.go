@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codemode/codemode/internal/pipe"
 	"github.com/codemode/codemode/internal/sandbox"
 )
 
@@ -191,36 +192,59 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	b.mu.Lock()
 	e, rc := b.eng, runConfig{init: b.useInit, rlimitsOnly: b.rlimits, runtime: b.runtime, profile: b.profile}
 	b.mu.Unlock()
+	// podman passes descriptors into the container (--preserve-fds), so
+	// sessions get the direct pipes (sandbox.Direct); docker cannot, and
+	// runsc does not take the flag.
+	rc.direct = e.kind == Podman && !b.isGVisor(rc.runtime)
 	name := "codemode-" + strconv.Itoa(os.Getpid()) + "-" + spec.ID
 	args := b.runArgs(spec, name, rc)
 	cmd := e.cmd(context.Background(), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Pipes of our own, not Cmd's: Wait closes Cmd's pipes when the CLI
 	// exits, which would cut off output still buffered in them.
-	stdinR, stdin, err1 := os.Pipe()
-	stdout, stdoutW, err2 := os.Pipe()
-	stderr, stderrW, err3 := os.Pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		for _, f := range []*os.File{stdinR, stdin, stdout, stdoutW, stderr, stderrW} {
-			if f != nil {
-				f.Close()
-			}
+	var files []*os.File
+	newPipe := func(open func() (r, w *os.File, err error)) (r, w *os.File, err error) {
+		r, w, err = open()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	stdinR, stdin, err1 := newPipe(os.Pipe)
+	stdout, stdoutW, err2 := newPipe(os.Pipe)
+	stderr, stderrW, err3 := newPipe(os.Pipe)
+	var replyR, replies, requests, requestW *os.File
+	var err4, err5 error
+	if rc.direct {
+		replyR, replies, err4 = newPipe(pipe.New) // written on every tool call
+		requests, requestW, err5 = newPipe(os.Pipe)
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		for _, f := range files {
+			f.Close()
 		}
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	if rc.direct {
+		cmd.ExtraFiles = []*os.File{replyR, requestW} // sandbox.DirectReplyFD and DirectRequestFD in the container
+	}
 	err := cmd.Start()
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
+	for _, f := range []*os.File{stdinR, stdoutW, stderrW, replyR, requestW} {
+		if f != nil {
+			f.Close() // the CLI holds its own copies now
+		}
+	}
 	if err != nil {
-		stdin.Close()
-		stdout.Close()
-		stderr.Close()
+		for _, f := range []*os.File{stdin, stdout, stderr, replies, requests} {
+			if f != nil {
+				f.Close()
+			}
+		}
 		return nil, fmt.Errorf("%s sandbox %s: starting %s: %w", b.Name(), spec.ID, e.command[0], err)
 	}
 	s := &session{id: spec.ID, name: name, eng: e, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr,
-		exited: make(chan struct{}), done: make(chan struct{}), log: b.log}
+		replies: replies, requests: requests, exited: make(chan struct{}), done: make(chan struct{}), log: b.log}
 	go s.waitLoop()
 	return s, nil
 }
@@ -228,6 +252,9 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 // runConfig is what Probe settled about how to run containers here.
 type runConfig struct {
 	init bool
+	// direct: the CLI passes the direct pipes, its descriptors 3 and 4,
+	// into the container (podman's --preserve-fds).
+	direct bool
 	// rlimitsOnly: the engine ignores --memory, --pids-limit and --cpus
 	// (rootless on cgroup v1), so only ulimits bound the session.
 	rlimitsOnly      bool
@@ -292,6 +319,9 @@ func (b *Backend) runArgs(spec sandbox.Spec, name string, rc runConfig) []string
 	}
 	if rc.init {
 		args = append(args, "--init")
+	}
+	if rc.direct {
+		args = append(args, "--preserve-fds", "2")
 	}
 	for _, kv := range spec.Env {
 		args = append(args, "--env", kv)
@@ -385,6 +415,10 @@ type session struct {
 	stdin    *os.File
 	stdout   *os.File
 	stderr   *os.File
+	// The direct pipes (sandbox.Direct), podman only: the write end of the
+	// container's sandbox.DirectReplyFD and the read end of its DirectRequestFD.
+	replies  *os.File
+	requests *os.File
 	log      *slog.Logger
 
 	killOnce sync.Once
@@ -400,6 +434,14 @@ func (s *session) ID() string            { return s.id }
 func (s *session) Stdin() io.WriteCloser { return s.stdin }
 func (s *session) Stdout() io.Reader     { return s.stdout }
 func (s *session) Stderr() io.Reader     { return s.stderr }
+
+// DirectPipes implements sandbox.Direct.
+func (s *session) DirectPipes() (io.Reader, io.WriteCloser) {
+	if s.replies == nil {
+		return nil, nil
+	}
+	return s.requests, s.replies
+}
 
 // waitLoop waits for the run CLI, reads the container's end state, and
 // removes it.
@@ -435,6 +477,9 @@ func (s *session) waitLoop() {
 	s.exit = exit
 	s.mu.Unlock()
 	s.stdin.Close()
+	if s.replies != nil {
+		s.replies.Close()
+	}
 	close(s.done)
 }
 

@@ -50,7 +50,7 @@ func TestPodman(t *testing.T) {
 	testenv.Slow(t, "the backend suite on podman")
 	noLitter(t)
 	b := newBackend(t, Options{Name: "podman", Command: testenv.Podman(t)})
-	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, ImageRoot: true, Leaks: containerLeaks(b), Direct: true})
 }
 
 func TestDocker(t *testing.T) {

@@ -24,7 +24,7 @@ const unprivilegedUID = 23456
 func TestNativeBackend(t *testing.T) {
 	testenv.NativePython(t)
 	b := New(nil)
-	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b), Direct: true})
 }
 
 // TestNativeBackendZygote runs the suite with sessions forked from a
@@ -36,7 +36,7 @@ func TestNativeBackendZygote(t *testing.T) {
 	}
 	b := New(&Options{Zygote: true})
 	t.Cleanup(func() { b.Close() })
-	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b)})
+	sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b), Direct: true})
 }
 
 func TestNativeBackendUnprivileged(t *testing.T) {
@@ -48,7 +48,7 @@ func TestNativeBackendUnprivileged(t *testing.T) {
 		if b.cgroups.version != 0 {
 			t.Fatalf("unprivileged codemode found a writable cgroup (%+v); the test wants the rlimit fallback", b.cgroups)
 		}
-		sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b)})
+		sandboxtest.Run(t, sandboxtest.Config{Backend: b, Loopback: true, Leaks: leaks(b), Direct: true})
 		return
 	}
 	if os.Geteuid() != 0 {

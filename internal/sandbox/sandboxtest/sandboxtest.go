@@ -46,6 +46,9 @@ type Config struct {
 	// Leaks lists the backend's resources still present (processes,
 	// containers, cgroups); it must return nothing after every test.
 	Leaks func(t *testing.T) []string
+	// Direct: sessions must have the direct pipes (sandbox.Direct);
+	// without it, a backend that gives none skips their case.
+	Direct bool
 }
 
 func (c Config) python() string {
@@ -138,6 +141,7 @@ func Run(t *testing.T, cfg Config) {
 	}{
 		{"Probe", testProbe},
 		{"StdioRoundTrip", testStdio},
+		{"DirectPipes", testDirect},
 		{"LargeTransfer", testLargeTransfer},
 		{"ExitCode", testExitCode},
 		{"Environment", testEnvironment},
@@ -185,6 +189,44 @@ func testStdio(t *testing.T, cfg Config) {
 	r := runSpec(t, cfg, newSpec(cfg, t, "import sys; d=sys.stdin.read(); sys.stdout.write(d.upper()); sys.stderr.write('diag')"), []byte("hello sandbox"), 30*time.Second)
 	if string(r.stdout) != "HELLO SANDBOX" || !strings.Contains(string(r.stderr), "diag") || r.exit.Code != 0 {
 		t.Fatalf("round trip: stdout=%q stderr=%q exit=%+v", r.stdout, r.stderr, r.exit)
+	}
+}
+
+// testDirect: the direct pipes (sandbox.Direct) reach the command at
+// sandbox.DirectReplyFD and DirectRequestFD.
+func testDirect(t *testing.T, cfg Config) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	code := fmt.Sprintf("import os\nos.write(%d, os.read(%d, 100).upper())", sandbox.DirectRequestFD, sandbox.DirectReplyFD)
+	s, err := cfg.Backend.Start(ctx, newSpec(cfg, t, code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Kill(context.Background()) })
+	s.Stdin().Close()
+	go io.Copy(io.Discard, s.Stdout())
+	var stderr bytes.Buffer
+	go io.Copy(&stderr, s.Stderr())
+	var requests io.Reader
+	var replies io.WriteCloser
+	if d, ok := s.(sandbox.Direct); ok {
+		requests, replies = d.DirectPipes()
+	}
+	if requests == nil {
+		if cfg.Direct {
+			t.Fatal("the session has no direct pipes")
+		}
+		t.Skip("the backend gives sessions no direct pipes")
+	}
+	if _, err := io.WriteString(replies, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 5)
+	if _, err := io.ReadFull(requests, got); err != nil || string(got) != "HELLO" {
+		t.Fatalf("the request pipe carried %q (%v); stderr %q", got, err, stderr.String())
+	}
+	if exit, err := s.Wait(ctx); err != nil || exit.Code != 0 {
+		t.Fatalf("exit %+v, %v; stderr %q", exit, err, stderr.String())
 	}
 }
 
