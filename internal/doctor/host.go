@@ -51,7 +51,7 @@ func haltPolling(path string) (sandbox.Check, bool) {
 		return sandbox.Check{Name: "guest halt polling", OK: true, Detail: fmt.Sprintf("an idle vCPU polls for work up to %s before it halts", time.Duration(ns))}, true
 	}
 	return sandbox.Check{Name: "guest halt polling", OK: false,
-		Detail: "off: an idle vCPU halts at once, and every process woken on it waits for the hypervisor to run the vCPU again, which makes each tool call from code markedly slower (BENCHMARKS.md, section 6)",
+		Detail: "off: an idle vCPU halts at once, and a process woken on it waits for the hypervisor to run the vCPU again; a tool call from code wakes four processes where a client calling the server directly wakes two (BENCHMARKS.md, \"The floor, and this machine\")",
 		Fix:    "as root: echo 200000 > " + path + " (the kernel's default; or boot with haltpoll.guest_halt_poll_ns=200000)"}, true
 }
 
