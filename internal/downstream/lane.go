@@ -63,9 +63,10 @@ func fromSDK(res *mcp.CallToolResult) (Result, error) {
 // and tool calls take a lane beside the SDK: the request is written as
 // bytes, its answer is picked out by id before the SDK sees it, and the
 // result stays the JSON the server sent. Through the SDK a call costs
-// about 100 µs more on a 2-vCPU machine (BENCHMARKS.md, section 6): a
-// goroutine hand-off per message, the arguments and the result encoded and
-// decoded through Go types, and the result encoded again for the sandbox.
+// about 100 µs more on a 2-vCPU machine (BENCHMARKS.md, "Issue 19, second
+// pass"): a goroutine hand-off per message, the arguments and the result
+// encoded and decoded through Go types, and the result encoded again for
+// the sandbox.
 //
 // The SDK reads with Read, from one goroutine; that goroutine also delivers
 // the lane's answers, so a message is read once, in order, whoever it is for.
