@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -143,10 +144,10 @@ func (b *Backend) resolve(ctx context.Context) (*engine, error) {
 		return nil, err
 	}
 	e := &engine{kind: kind, command: command, env: b.opts.Env}
-	if dir, err := os.MkdirTemp("", "codemode-"+string(kind)+"-"); err == nil {
-		e.dir = dir // removed at Close
+	if dir, err := engineDir(); err == nil {
+		e.dir = dir
 	} else {
-		b.log.Warn("no private working directory for the engine; its files may land in codemode's", "error", err)
+		b.log.Warn("no working directory of codemode's for the engine; its files may land in the current one", "error", err)
 	}
 	if kind == Podman && goruntime.GOOS == "linux" && !hasSystemd() {
 		// No systemd: podman must not try to create systemd scopes or
@@ -155,6 +156,32 @@ func (b *Backend) resolve(ctx context.Context) (*engine, error) {
 	}
 	b.eng = e
 	return e, nil
+}
+
+// engineDir is the engine CLI's working directory: this user's, under the
+// temporary directory (the engine may run as another user, rootless podman
+// behind a wrapper, who can enter it but not write there), made once and
+// kept, since a container may outlive any codemode process. One that is not
+// a directory of this user's with that mode is not used.
+func engineDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), "codemode-engine-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(dir, 0o711); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%s is not a directory of uid %d", dir, os.Getuid())
+	}
+	if fi.Mode().Perm() != 0o711 { // a umask narrowed it
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 func hasSystemd() bool {
@@ -169,9 +196,6 @@ func (b *Backend) Close() error {
 	e, name := b.eng, b.machine
 	b.machine = ""
 	b.mu.Unlock()
-	if e != nil && e.dir != "" {
-		os.RemoveAll(e.dir)
-	}
 	if name == "" || e == nil {
 		return nil
 	}

@@ -26,9 +26,10 @@ type engine struct {
 	kind    Kind
 	command []string // program and global flags
 	env     []string // the CLI's environment (DOCKER_HOST, XDG_RUNTIME_DIR, ...)
-	// dir is the CLI's working directory: podman's conmon writes a file
-	// "oom" into it when a container dies at its memory limit, which must
-	// not land in the directory codemode was started from.
+	// dir is the CLI's working directory (engineDir): podman's conmon
+	// writes a file "oom" into it when a container dies at its memory
+	// limit, which must not land in the directory codemode was started
+	// from.
 	dir string
 }
 
