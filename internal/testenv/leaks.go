@@ -44,7 +44,10 @@ func HostResources(t testing.TB, engines ...[]string) Resources {
 	}
 	r.Mounts = Mounts()
 	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "codemode*"))
-	r.TempDirs = tmp
+	// The container engine's working directory is kept on purpose
+	// (container.engineDir): a container may outlive its codemode.
+	engineDir := filepath.Join(os.TempDir(), "codemode-engine-"+strconv.Itoa(os.Getuid()))
+	r.TempDirs = slices.DeleteFunc(tmp, func(d string) bool { return d == engineDir })
 	for _, argv := range engines {
 		out, err := exec.Command(argv[0], append(argv[1:], "ps", "-a", "-q", "--no-trunc", "--filter", "label=codemode.owner="+sandbox.OwnerID(self))...).Output()
 		if err != nil {
