@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -68,47 +69,86 @@ func fromSDK(res *mcp.CallToolResult) (Result, error) {
 // encoded and decoded through Go types, and the result encoded again for
 // the sandbox.
 //
-// The SDK reads with Read, from one goroutine; that goroutine also delivers
-// the lane's answers, so a message is read once, in order, whoever it is for.
+// One goroutine at a time reads the server's output, the reader, and
+// routes each message: a lane call's answer to its caller, anything else
+// to the SDK's queue. A lane call that finds nobody reading becomes the
+// reader and reads its own answer, so the answer reaches the goroutine
+// that waits for it without a hand-off, which on a VM costs a thread
+// wake-up of tens of microseconds. The SDK's goroutine (Read) reads while
+// the lane is idle; it steps aside after a lane call and takes over again
+// once no lane call has started for laneIdle, or at once when the SDK
+// writes a request of its own and waits for the answer.
 type stdioConn struct {
 	stdin  io.WriteCloser
-	stdout io.ReadCloser
+	stdout deadlineReader
 	limit  *frameLimit
-	dec    *jsontext.Decoder
-	peek   *jsontext.Decoder // scans one message's members (read goroutine only)
-	queue  []jsonrpc.Message // batch members not yet given to the SDK (read goroutine only)
+	dec    *jsontext.Decoder // the reader's
+	peek   *jsontext.Decoder // scans one message's members (the reader's)
 
 	writeMu sync.Mutex
 	buf     []byte // the lane's request being written; guarded by writeMu
 
-	mu      sync.Mutex
-	waiting map[string]chan laneAnswer // lane calls by request id
-	next    uint64
-	readErr error  // why reading ended; no lane call starts after it
-	meta    []byte // the per-request _meta members of protocol 2026-07-28, as the SDK sends them
+	mu         sync.Mutex
+	waiting    map[string]*laneCall // lane calls by request id
+	reader     *laneCall            // who reads: a lane call, sdkReads, or nil (nobody)
+	kicked     bool                 // the reader's read deadline was set to stop it (its call ended)
+	queue      []jsonrpc.Message    // messages for the SDK, in order
+	laneActive bool                 // a lane call started less than laneIdle ago: the SDK leaves reading to them
+	sdkAsked   int                  // the SDK's requests not yet answered: the SDK reads
+	sdkWake    chan struct{}        // tells the SDK's Read to look again (buffered, 1)
+	idle       *time.Timer          // ends laneActive
+	idleAfter  time.Duration        // laneIdle, but in tests
+	next       uint64
+	readErr    error  // why reading ended; no lane call starts after it
+	meta       []byte // the per-request _meta members of protocol 2026-07-28, as the SDK sends them
 
 	closeOnce sync.Once
+}
+
+// deadlineReader is the server's output: a pipe whose reads a deadline can
+// stop, so a lane call reading for others can end when its own call does.
+type deadlineReader interface {
+	io.ReadCloser
+	SetReadDeadline(time.Time) error
+}
+
+// laneCall is a lane call waiting for its answer, or for its turn to read.
+type laneCall struct {
+	id string
+	ch chan laneAnswer // buffered (1): its answer, or the turn to read
 }
 
 type laneAnswer struct {
 	result Result
 	err    error
+	read   bool // not an answer: the call is the reader now
 }
+
+// sdkReads marks the SDK's goroutine as the reader.
+var sdkReads = &laneCall{}
+
+// laneIdle is how long after a lane call the SDK's goroutine leaves the
+// reading to lane calls. Meanwhile a server's notification that comes
+// with no call in flight waits that long; anything the SDK waits for does
+// not (sdkAsked).
+const laneIdle = 20 * time.Millisecond
 
 // laneIDPrefix marks the lane's request ids: the SDK numbers its own, so a
 // string id is never one of them.
 const laneIDPrefix = "codemode-"
 
-func newStdioConn(stdin io.WriteCloser, stdout io.ReadCloser, maxMessage int) *stdioConn {
+func newStdioConn(stdin io.WriteCloser, stdout deadlineReader, maxMessage int) *stdioConn {
 	limit := &frameLimit{r: stdout, max: maxMessage}
 	// Lenient where the SDK's reader is: duplicate names and invalid UTF-8
-	// are the server's business (a lane result is repaired, see deliver).
+	// are the server's business (a lane result is repaired, see answer).
 	lenient := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 	return &stdioConn{
 		stdin: stdin, stdout: stdout, limit: limit,
-		dec:     jsontext.NewDecoder(limit, lenient...),
-		peek:    jsontext.NewDecoder(bytes.NewReader(nil), lenient...),
-		waiting: map[string]chan laneAnswer{},
+		dec:       jsontext.NewDecoder(limit, lenient...),
+		peek:      jsontext.NewDecoder(bytes.NewReader(nil), lenient...),
+		waiting:   map[string]*laneCall{},
+		sdkWake:   make(chan struct{}, 1),
+		idleAfter: laneIdle,
 	}
 }
 
@@ -117,68 +157,174 @@ type stdioTransport struct{ conn *stdioConn }
 
 func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
 
-// Read implements mcp.Connection: the next message for the SDK, after
-// delivering the lane's answers that come before it.
+// Read implements mcp.Connection: the next message for the SDK, read by
+// this goroutine or by a lane call.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
-		if len(c.queue) > 0 {
-			msg := c.queue[0]
-			c.queue = c.queue[1:]
-			return msg, nil
-		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c.limit.reset(len(c.dec.UnreadBuffer()))
-		v, err := c.dec.ReadValue()
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) && c.limit.over() {
-				err = errFrameTooLarge
+		c.mu.Lock()
+		if len(c.queue) > 0 {
+			msg := c.queue[0]
+			c.queue[0] = nil
+			c.queue = c.queue[1:]
+			c.mu.Unlock()
+			return msg, nil
+		}
+		if c.readErr != nil {
+			err := c.readErr
+			c.mu.Unlock()
+			return nil, err
+		}
+		if c.reader != nil || (c.laneActive && c.sdkAsked == 0) {
+			c.mu.Unlock()
+			select {
+			case <-c.sdkWake:
+			case <-ctx.Done():
 			}
-			c.endReading(err)
-			return nil, err
+			continue
 		}
-		if v.Kind() == '[' {
-			err = c.routeBatch(v)
-		} else {
-			err = c.route(v)
-		}
+		c.reader = sdkReads
+		c.mu.Unlock()
+		_, _, err := c.readOne("")
+		c.mu.Lock()
+		c.release(sdkReads)
+		c.mu.Unlock()
 		if err != nil {
-			c.endReading(err)
 			return nil, err
 		}
+	}
+}
+
+// readOne reads the next message and routes it. The answer to lane call
+// mine is returned instead (ok). Only the reader calls it.
+func (c *stdioConn) readOne(mine string) (a laneAnswer, ok bool, err error) {
+	c.limit.reset(len(c.dec.UnreadBuffer()))
+	v, err := c.dec.ReadValue()
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return laneAnswer{}, false, err // the reader's call ended; the next reader picks up
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) && c.limit.over() {
+			err = errFrameTooLarge
+		}
+		c.endReading(err)
+		return laneAnswer{}, false, err
+	}
+	if v.Kind() == '[' {
+		a, ok, err = c.routeBatch(v, mine)
+	} else {
+		a, ok, err = c.route(v, mine)
+	}
+	if err != nil {
+		c.endReading(err)
+	}
+	return a, ok, err
+}
+
+// release ends lc's turn as the reader (c.mu held): the turn goes to a
+// waiting lane call, or to nobody; then the SDK's goroutine takes over
+// unless lane calls were recent.
+func (c *stdioConn) release(lc *laneCall) {
+	if c.reader != lc {
+		return
+	}
+	c.reader = nil
+	if c.kicked {
+		c.kicked = false
+		c.stdout.SetReadDeadline(time.Time{})
+	}
+	if c.readErr != nil {
+		c.wakeSDK()
+		return
+	}
+	for _, next := range c.waiting {
+		c.reader = next
+		next.ch <- laneAnswer{read: true}
+		return
+	}
+	if c.laneActive {
+		if c.idle == nil {
+			c.idle = time.AfterFunc(c.idleAfter, c.idleEnded)
+		} else {
+			c.idle.Reset(c.idleAfter)
+		}
+	}
+	if !c.laneActive || c.sdkAsked > 0 || len(c.queue) > 0 {
+		c.wakeSDK()
+	}
+}
+
+// idleEnded gives the reading back to the SDK's goroutine: no lane call
+// has started for laneIdle.
+func (c *stdioConn) idleEnded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reader == nil && len(c.waiting) == 0 {
+		c.laneActive = false
+		c.wakeSDK()
+	}
+}
+
+// wakeSDK tells the SDK's Read to look again (c.mu held).
+func (c *stdioConn) wakeSDK() {
+	select {
+	case c.sdkWake <- struct{}{}:
+	default:
 	}
 }
 
 var errFrameTooLarge = errors.New("a message from the server is over the size limit")
 
 // routeBatch routes each member of a JSON-RPC batch.
-func (c *stdioConn) routeBatch(v jsontext.Value) error {
+func (c *stdioConn) routeBatch(v jsontext.Value, mine string) (a laneAnswer, ok bool, err error) {
 	var members []jsontext.Value
 	if err := jsonv2.Unmarshal(v, &members); err != nil || len(members) == 0 {
-		return fmt.Errorf("reading from the server: invalid batch: %v", err)
+		return laneAnswer{}, false, fmt.Errorf("reading from the server: invalid batch: %v", err)
 	}
 	for _, m := range members {
-		if err := c.route(m); err != nil {
-			return err
+		ma, mok, err := c.route(m, mine)
+		if err != nil {
+			return laneAnswer{}, false, err
+		}
+		if mok {
+			a, ok = ma, true
 		}
 	}
-	return nil
+	return a, ok, nil
 }
 
-// route delivers one message: a lane call's answer to its caller, anything
-// else to the SDK's queue.
-func (c *stdioConn) route(v jsontext.Value) error {
+// route delivers one message: a lane call's answer to its caller (mine's
+// is returned), anything else to the SDK's queue.
+func (c *stdioConn) route(v jsontext.Value, mine string) (laneAnswer, bool, error) {
 	if id, result, rpcErr, ok := c.answerOf(v); ok {
-		c.deliver(id, v, result, rpcErr)
-		return nil
+		c.mu.Lock()
+		lc := c.waiting[id]
+		delete(c.waiting, id)
+		c.mu.Unlock()
+		if lc == nil {
+			return laneAnswer{}, false, nil // its call was cancelled
+		}
+		a := c.answer(result, rpcErr)
+		if id == mine {
+			return a, true, nil
+		}
+		lc.ch <- a
+		return laneAnswer{}, false, nil
 	}
 	msg, err := jsonrpc.DecodeMessage(bytes.Clone(v))
 	if err != nil {
-		return fmt.Errorf("reading from the server: %w", err)
+		return laneAnswer{}, false, fmt.Errorf("reading from the server: %w", err)
+	}
+	c.mu.Lock()
+	if _, ok := msg.(*jsonrpc.Response); ok && c.sdkAsked > 0 {
+		c.sdkAsked--
 	}
 	c.queue = append(c.queue, msg)
-	return nil
+	c.wakeSDK()
+	c.mu.Unlock()
+	return laneAnswer{}, false, nil
 }
 
 // answerOf reports whether v answers a lane call, and with what: the raw
@@ -224,28 +370,17 @@ func (c *stdioConn) answerOf(v jsontext.Value) (id string, result, rpcErr jsonte
 	return id, result, rpcErr, true
 }
 
-// deliver hands a lane call its answer. An answer nobody waits for (the
-// call was cancelled) is dropped.
-func (c *stdioConn) deliver(id string, msg, result, rpcErr jsontext.Value) {
-	c.mu.Lock()
-	ch := c.waiting[id]
-	delete(c.waiting, id)
-	c.mu.Unlock()
-	if ch == nil {
-		return
-	}
+// answer makes a lane call's answer of its result or error member.
+func (c *stdioConn) answer(result, rpcErr jsontext.Value) laneAnswer {
 	if rpcErr != nil {
 		var e jsonrpc.Error
 		if err := jsonv2.Unmarshal(rpcErr, &e); err != nil {
-			ch <- laneAnswer{err: fmt.Errorf("calling %q: the server's error is malformed: %w", "tools/call", err)}
-			return
+			return laneAnswer{err: fmt.Errorf("calling %q: the server's error is malformed: %w", "tools/call", err)}
 		}
-		ch <- laneAnswer{err: fmt.Errorf("calling %q: %w", "tools/call", &e)}
-		return
+		return laneAnswer{err: fmt.Errorf("calling %q: %w", "tools/call", &e)}
 	}
 	if result.Kind() != '{' {
-		ch <- laneAnswer{err: fmt.Errorf("calling %q: the result is not an object", "tools/call")}
-		return
+		return laneAnswer{err: fmt.Errorf("calling %q: the result is not an object", "tools/call")}
 	}
 	// The value is the decoder's buffer until the next read: keep a copy,
 	// with invalid UTF-8 (only possible inside strings) replaced, as the
@@ -256,10 +391,9 @@ func (c *stdioConn) deliver(id string, msg, result, rpcErr jsontext.Value) {
 	}
 	res := Result{json: owned}
 	if err := res.readFlags(c.peek); err != nil {
-		ch <- laneAnswer{err: fmt.Errorf("calling %q: reading the result: %w", "tools/call", err)}
-		return
+		return laneAnswer{err: fmt.Errorf("calling %q: reading the result: %w", "tools/call", err)}
 	}
-	ch <- laneAnswer{result: res}
+	return laneAnswer{result: res}
 }
 
 // readFlags reads the members of the result object the host acts on:
@@ -297,10 +431,11 @@ func (c *stdioConn) endReading(err error) {
 		c.readErr = err
 	}
 	waiting := c.waiting
-	c.waiting = map[string]chan laneAnswer{}
+	c.waiting = map[string]*laneCall{}
+	c.wakeSDK()
 	c.mu.Unlock()
-	for _, ch := range waiting {
-		ch <- laneAnswer{err: fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)}
+	for _, lc := range waiting {
+		lc.ch <- laneAnswer{err: fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)}
 	}
 }
 
@@ -316,12 +451,27 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message for the server: %w", err)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" {
+	req, _ := msg.(*jsonrpc.Request)
+	if req != nil && req.Method == "tools/list" {
 		c.learnMeta(req.Params)
 	}
+	asks := req != nil && req.ID.IsValid() // the SDK will wait for an answer: it reads until then
+	if asks {
+		c.mu.Lock()
+		c.sdkAsked++
+		if c.reader == nil {
+			c.wakeSDK()
+		}
+		c.mu.Unlock()
+	}
 	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	_, err = c.stdin.Write(append(data, '\n'))
+	c.writeMu.Unlock()
+	if err != nil && asks {
+		c.mu.Lock()
+		c.sdkAsked--
+		c.mu.Unlock()
+	}
 	return err
 }
 
@@ -356,11 +506,20 @@ func (c *stdioConn) knowsMeta() bool {
 	return len(c.meta) > 0
 }
 
-// Close implements mcp.Connection. Closing stdout ends a Read in progress.
+// Close implements mcp.Connection. Reading ends, and so do the lane calls
+// in flight.
 func (c *stdioConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		if c.idle != nil {
+			c.idle.Stop()
+		}
+		c.mu.Unlock()
 		err = errors.Join(c.stdin.Close(), c.stdout.Close())
+		// A read in progress fails on its own; without one, the SDK's
+		// Read may be waiting for its turn.
+		c.endReading(os.ErrClosed)
 	})
 	return err
 }
@@ -375,7 +534,6 @@ func (c *stdioConn) callTool(ctx context.Context, tool string, args any, meta ma
 	if err != nil {
 		return Result{}, err
 	}
-	ch := make(chan laneAnswer, 1)
 	c.mu.Lock()
 	if c.readErr != nil {
 		err := c.readErr
@@ -383,35 +541,91 @@ func (c *stdioConn) callTool(ctx context.Context, tool string, args any, meta ma
 		return Result{}, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
 	}
 	c.next++
-	id := laneIDPrefix + strconv.FormatUint(c.next, 10)
-	c.waiting[id] = ch
+	lc := &laneCall{id: laneIDPrefix + strconv.FormatUint(c.next, 10), ch: make(chan laneAnswer, 1)}
+	c.waiting[lc.id] = lc
+	c.laneActive = true
+	reads := c.reader == nil
+	if reads {
+		c.reader = lc
+	}
 	protocolMeta := c.meta
 	c.mu.Unlock()
 
-	if err := c.writeCall(id, tool, argsJSON, protocolMeta, meta); err != nil {
-		c.forget(id)
+	if err := c.writeCall(lc.id, tool, argsJSON, protocolMeta, meta); err != nil {
+		c.abandon(lc)
 		return Result{}, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	select {
-	case a := <-ch:
-		return a.result, a.err
-	case <-ctx.Done():
-		if !c.forget(id) {
-			a := <-ch // it came meanwhile: it is on its way
+	for {
+		if reads {
+			a := c.readFor(ctx, lc)
 			return a.result, a.err
 		}
-		// Best effort, off the caller's path, as the SDK does.
-		go c.notifyCancelled(id, ctx.Err())
-		return Result{}, ctx.Err()
+		select {
+		case a := <-lc.ch:
+			if a.read {
+				reads = true
+				continue
+			}
+			return a.result, a.err
+		case <-ctx.Done():
+			if !c.abandon(lc) {
+				a := <-lc.ch // it came meanwhile: it is on its way
+				return a.result, a.err
+			}
+			// Best effort, off the caller's path, as the SDK does.
+			go c.notifyCancelled(lc.id, ctx.Err())
+			return Result{}, ctx.Err()
+		}
 	}
 }
 
-// forget stops waiting for id; false if its answer is being delivered.
-func (c *stdioConn) forget(id string) bool {
+// readFor reads the server's output as the reader until lc's answer
+// comes, the output ends, or ctx does (a read deadline then stops the
+// read; whatever part of a message it read stays for the next reader).
+func (c *stdioConn) readFor(ctx context.Context, lc *laneCall) laneAnswer {
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.reader == lc {
+			c.kicked = true
+			c.stdout.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
+	defer stop()
+	for {
+		a, mine, err := c.readOne(lc.id)
+		switch {
+		case mine:
+			c.mu.Lock()
+			c.release(lc)
+			c.mu.Unlock()
+			return a
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if ctx.Err() == nil {
+				continue // set for a reader before this one, which ended meanwhile
+			}
+			if !c.abandon(lc) {
+				return <-lc.ch // the output ended meanwhile
+			}
+			go c.notifyCancelled(lc.id, ctx.Err())
+			return laneAnswer{err: ctx.Err()}
+		case err != nil:
+			c.mu.Lock()
+			c.release(lc)
+			c.mu.Unlock()
+			return <-lc.ch // endReading failed every call, this one too
+		}
+	}
+}
+
+// abandon stops waiting for lc, handing on its turn to read if it has it;
+// false if its answer is on its way.
+func (c *stdioConn) abandon(lc *laneCall) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.waiting[id]
-	delete(c.waiting, id)
+	_, ok := c.waiting[lc.id]
+	delete(c.waiting, lc.id)
+	c.release(lc)
 	return ok
 }
 

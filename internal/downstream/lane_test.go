@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,11 @@ type scripted struct {
 func newScripted(t *testing.T, maxMessage int) *scripted {
 	t.Helper()
 	toServer, fromClient := io.Pipe()
-	fromServer, toClient := io.Pipe()
+	// A real pipe: the connection stops a read with a deadline.
+	fromServer, toClient, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := &scripted{
 		conn:     newStdioConn(fromClient, fromServer, maxMessage),
 		requests: bufio.NewReader(toServer),
@@ -157,6 +163,177 @@ func TestLaneAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// warm makes one call and answers it, after which the SDK's goroutine
+// leaves the reading to lane calls for idleAfter.
+func (s *scripted) warm(t *testing.T, idleAfter time.Duration) {
+	t.Helper()
+	s.conn.mu.Lock()
+	s.conn.idleAfter = idleAfter
+	s.conn.mu.Unlock()
+	done := s.call(t.Context(), nil, nil)
+	s.answer(t, s.request(t)["id"].(string), "warm")
+	if o := wait(t, done); o.err != nil {
+		t.Fatal(o.err)
+	}
+}
+
+func (s *scripted) answer(t *testing.T, id, text string) {
+	t.Helper()
+	s.send(t, `{"jsonrpc":"2.0","id":"`+id+`","result":{"content":[{"type":"text","text":"`+text+`"}]}}`+"\n")
+}
+
+// reader waits until the lane call with id reads the server's output.
+func (s *scripted) awaitReader(t *testing.T, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.conn.mu.Lock()
+		r := s.conn.reader
+		s.conn.mu.Unlock()
+		if r != nil && r.id == id {
+			return
+		}
+	}
+	t.Fatalf("call %s never became the reader", id)
+}
+
+func (s *scripted) sdkGets(t *testing.T, check func(jsonrpc.Message) bool, what string) {
+	t.Helper()
+	select {
+	case msg := <-s.sdk:
+		if !check(msg) {
+			t.Fatalf("the SDK got %#v, want %s", msg, what)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the SDK never got %s", what)
+	}
+}
+
+// Concurrent calls share the reading: the first reads and hands the others
+// their answers, or hands on its turn once its own came; every call gets
+// its own answer whatever the order.
+func TestLaneReaderTurns(t *testing.T) {
+	for _, order := range [][]int{{2, 1, 0}, {0, 1, 2}, {1, 0, 2}, {0, 2, 1}} {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			s := newScripted(t, 1<<20)
+			s.warm(t, time.Hour)
+			var ids []string
+			var calls []<-chan callOutcome
+			for i := range 3 {
+				calls = append(calls, s.call(t.Context(), nil, nil))
+				ids = append(ids, s.request(t)["id"].(string))
+				if i == 0 {
+					s.awaitReader(t, ids[0]) // the first call found nobody reading
+				}
+			}
+			for _, i := range order {
+				s.answer(t, ids[i], ids[i])
+			}
+			for i, done := range calls {
+				if o := wait(t, done); o.err != nil || textOf(o.res) != ids[i] {
+					t.Fatalf("call %d: %s, %v", i, o.res.JSON(), o.err)
+				}
+			}
+		})
+	}
+}
+
+// A reading call that is cancelled mid-message hands on its turn; the
+// next reader finishes the message where it stopped.
+func TestLaneReaderCancelled(t *testing.T) {
+	s := newScripted(t, 1<<20)
+	s.warm(t, time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	first := s.call(ctx, nil, nil)
+	firstID := s.request(t)["id"].(string)
+	s.awaitReader(t, firstID)
+	second := s.call(t.Context(), nil, nil)
+	secondID := s.request(t)["id"].(string)
+	answer := `{"jsonrpc":"2.0","id":"` + secondID + `","result":{"content":[{"type":"text","text":"second"}]}}` + "\n"
+	s.send(t, answer[:len(answer)/2])
+	time.Sleep(20 * time.Millisecond) // the reader holds half a message
+	cancel()
+	if o := wait(t, first); !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", o.err)
+	}
+	if n := s.request(t); n["method"] != "notifications/cancelled" {
+		t.Fatalf("after the cancel the server got %v", n)
+	}
+	s.awaitReader(t, secondID)
+	s.send(t, answer[len(answer)/2:])
+	if o := wait(t, second); o.err != nil || textOf(o.res) != "second" {
+		t.Fatalf("second call: %s, %v", o.res.JSON(), o.err)
+	}
+	// The late answer of the first goes nowhere; the next call is served.
+	s.answer(t, firstID, "late")
+	third := s.call(t.Context(), nil, nil)
+	s.answer(t, s.request(t)["id"].(string), "third")
+	if o := wait(t, third); o.err != nil || textOf(o.res) != "third" {
+		t.Fatalf("third call: %s, %v", o.res.JSON(), o.err)
+	}
+}
+
+// What the SDK waits for is read at once, even while lane calls keep the
+// SDK's goroutine from reading; a notification that comes with no call in
+// flight reaches the SDK once the lane is idle, or with the next call.
+func TestLaneSDKStillReads(t *testing.T) {
+	t.Run("its own request's answer", func(t *testing.T) {
+		s := newScripted(t, 1<<20)
+		s.warm(t, time.Hour)
+		go s.conn.Write(t.Context(), &jsonrpc.Request{ID: mustID(t, 7), Method: "ping", Params: json.RawMessage(`{}`)})
+		if got := s.request(t)["method"]; got != "ping" {
+			t.Fatalf("the server got %v", got)
+		}
+		s.send(t, `{"jsonrpc":"2.0","id":7,"result":{}}`+"\n")
+		s.sdkGets(t, func(m jsonrpc.Message) bool { r, ok := m.(*jsonrpc.Response); return ok && r.ID == mustID(t, 7) }, "the ping's answer")
+	})
+	notification := `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n"
+	isNotification := func(m jsonrpc.Message) bool {
+		r, ok := m.(*jsonrpc.Request)
+		return ok && r.Method == "notifications/tools/list_changed"
+	}
+	t.Run("a notification once idle", func(t *testing.T) {
+		s := newScripted(t, 1<<20)
+		s.warm(t, 10*time.Millisecond)
+		s.send(t, notification)
+		s.sdkGets(t, isNotification, "the notification")
+	})
+	t.Run("a notification with the next call", func(t *testing.T) {
+		s := newScripted(t, 1<<20)
+		s.warm(t, time.Hour)
+		s.send(t, notification)
+		select {
+		case msg := <-s.sdk:
+			t.Fatalf("the SDK got %#v with nobody reading", msg)
+		case <-time.After(50 * time.Millisecond):
+		}
+		done := s.call(t.Context(), nil, nil)
+		s.answer(t, s.request(t)["id"].(string), "x")
+		if o := wait(t, done); o.err != nil {
+			t.Fatal(o.err)
+		}
+		s.sdkGets(t, isNotification, "the notification")
+	})
+}
+
+// Closing ends the SDK's Read while it leaves the reading to lane calls
+// and nobody reads; later calls fail at once.
+func TestLaneClose(t *testing.T) {
+	s := newScripted(t, 1<<20)
+	s.warm(t, time.Hour)
+	s.conn.Close()
+	select {
+	case err := <-s.readErr:
+		if !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("the SDK's read ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the SDK's read did not end")
+	}
+	if o := wait(t, s.call(t.Context(), nil, nil)); !errors.Is(o.err, mcp.ErrConnectionClosed) {
+		t.Fatalf("call after Close: %v", o.err)
 	}
 }
 

@@ -285,16 +285,21 @@ func (s *server) startProcess(c *connection) (*stdioConn, error) {
 		return nil, err
 	}
 	cmd.Stdin = stdinR
-	stdout, err := cmd.StdoutPipe()
+	// The server's stdout is read through the poller, whose deadlines stop
+	// a lane call's read when its call ends (stdioConn).
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
 		stdin.Close()
 		return nil, err
 	}
+	cmd.Stdout = stdoutW
 	err = cmd.Start()
-	stdinR.Close() // the server's copy is its own now
+	stdinR.Close() // the server's copies are its own now
+	stdoutW.Close()
 	if err != nil {
 		stdin.Close()
+		stdout.Close()
 		return nil, fmt.Errorf("server %s: starting %s: %w", s.cfg.Name, s.cfg.Command, err)
 	}
 	c.cmd = cmd

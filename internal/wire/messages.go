@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -130,11 +131,33 @@ type RPC struct {
 
 // Marshal encodes a message.
 func Marshal(msg any) ([]byte, error) {
+	if res, ok := msg.(RPCResult); ok && res.Error == nil {
+		return appendRPCResult(nil, res), nil
+	}
 	data, err := json.Marshal(msg, json.Deterministic(true))
 	if err != nil {
 		return nil, fmt.Errorf("wire: encoding %T: %w", msg, err)
 	}
 	return data, nil
+}
+
+// appendRPCResult encodes an answer without an error as json.Marshal
+// would, with the result copied as it is: a handler's result is valid
+// JSON already (hostrpc.Encoded, or encoded by the host), and a tool's
+// result is its largest part, which Marshal would check and reformat
+// again on every tool call.
+func appendRPCResult(dst []byte, res RPCResult) []byte {
+	dst = append(dst, `{"type":`...)
+	dst, _ = jsontext.AppendQuote(dst, res.Type)
+	dst = append(dst, `,"id":`...)
+	dst = strconv.AppendUint(dst, res.ID, 10)
+	dst = append(dst, `,"ok":`...)
+	dst = strconv.AppendBool(dst, res.OK)
+	if len(res.Result) > 0 {
+		dst = append(dst, `,"result":`...)
+		dst = append(dst, res.Result...)
+	}
+	return append(dst, '}')
 }
 
 // strict decoding: names are matched case-sensitively and duplicate or

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -222,5 +225,46 @@ func TestRPCResultKeepsEmptyValues(t *testing.T) {
 		if !strings.Contains(string(data), tt.want) {
 			t.Errorf("result %s: got %s, want it to contain %s", tt.result, data, tt.want)
 		}
+	}
+}
+
+// An answer is encoded without the JSON encoder (appendRPCResult), as the
+// encoder would encode it: the same members and values.
+func TestMarshalRPCResult(t *testing.T) {
+	results := []string{`{"content":[{"type":"text","text":"é \u00e9 \"q\""}],"isError":false}`, "{\n  \"a\": [1, 2]\n}",
+		`[]`, `{}`, `null`, `"x"`, `12.5`, ``}
+	for _, id := range []uint64{0, 7, ^uint64(0)} {
+		for _, result := range results {
+			res := RPCResult{Type: TypeRPCResult, ID: id, OK: true}
+			if result != "" {
+				res.Result = jsontext.Value(result)
+			}
+			got, err := Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsontext.Value(got).IsValid() {
+				t.Fatalf("invalid JSON: %s", got)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("Marshal = %s, the JSON encoder gives %s", got, want)
+			}
+		}
+	}
+	// An error is the encoder's to write.
+	data, err := Marshal(RPCResult{Type: TypeRPCResult, ID: 1, Error: &RPCError{Kind: "invalid", Message: "no"}})
+	if err != nil || !strings.Contains(string(data), `"error":{"kind":"invalid","message":"no"`) {
+		t.Fatalf("error answer %s, %v", data, err)
 	}
 }

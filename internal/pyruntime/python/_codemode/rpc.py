@@ -53,7 +53,30 @@ def _alone(loop, asyncio):
             return False
     except AttributeError:
         return False
+    if _only_task(asyncio, loop):
+        return True
     return len(asyncio.all_tasks(loop)) == 1
+
+
+def _only_task(asyncio, loop):
+    """Whether asyncio's registry of tasks holds the running task and no
+    other (done ones not yet freed count): what all_tasks would say,
+    without building a set. The registry is 3.11's weak set, or 3.12's
+    scheduled and eager tasks; a Python without them gets False."""
+    global _registries
+    if _registries is None:
+        found = (getattr(asyncio.tasks, name, None) for name in ("_all_tasks", "_scheduled_tasks", "_eager_tasks"))
+        _registries = tuple(r for r in found if r is not None)
+    count = 0
+    for r in _registries:
+        count += len(r)
+    if count != 1:
+        return False
+    current = asyncio.current_task(loop)
+    return any(current in r for r in _registries)
+
+
+_registries = None  # asyncio's task registries, found on first use
 
 
 class _Direct:
@@ -90,6 +113,10 @@ class _Direct:
             chunk = os.read(self.replies, 1 << 16)
             if not chunk:
                 raise wire.ChannelClosed()
+            if not self.buf and len(chunk) >= head:
+                kind, size = wire._HEADER.unpack_from(chunk)
+                if kind == wire.MESSAGE and len(chunk) == head + size:
+                    return chunk[head:]  # the usual answer: one frame, one read
             self.buf += chunk
 
     def abandon(self, rid):

@@ -73,11 +73,14 @@ def frame(kind, payload):
     return _HEADER.pack(kind, len(payload)) + payload
 
 
+# json.dumps with options builds an encoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def encode_message(message):
     """The payload of a message frame: compact JSON in UTF-8 (lone
     surrogates, which JSON cannot carry in UTF-8, become "?")."""
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8", "replace")
+    return _encode(message).encode("utf-8", "replace")
 
 
 class Channel:

@@ -20,14 +20,14 @@ class ToolFunction:
         self._server = server
         self._tool = tool
         self._label = label or tool  # how code names it, for messages
+        self._hints = ("%s(...)" % self._label, "%s.sync(...)" % self._label)
         self.__name__ = tool
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
         from mcp import runtime
 
-        return runtime._Pending(runtime._call_tool(self._server, self._tool, kwargs, *args),
-                                "%s(...)" % self._label, "%s.sync(...)" % self._label)
+        return runtime._Pending(runtime._call_tool(self._server, self._tool, kwargs, *args), *self._hints)
 
     def sync(self, *args, **kwargs):
         """Call the tool from synchronous code."""
@@ -48,7 +48,9 @@ class ServerProxy:
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
-        return ToolFunction(self._name, attr, label="mcp_%s.%s" % (self._alias, attr))
+        fn = ToolFunction(self._name, attr, label="mcp_%s.%s" % (self._alias, attr))
+        self.__dict__[attr] = fn  # the next use skips __getattr__
+        return fn
 
     async def list_tools(self):
         from mcp import runtime
