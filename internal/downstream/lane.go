@@ -601,8 +601,15 @@ func (c *stdioConn) readFor(ctx context.Context, lc *laneCall) laneAnswer {
 			c.mu.Unlock()
 			return a
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if ctx.Err() == nil {
-				continue // set for a reader before this one, which ended meanwhile
+			c.mu.Lock()
+			ended := ctx.Err() != nil // else not this call's deadline: cleared, or every read would stop at once
+			if !ended {
+				c.kicked = false
+				c.stdout.SetReadDeadline(time.Time{})
+			}
+			c.mu.Unlock()
+			if !ended {
+				continue
 			}
 			if !c.abandon(lc) {
 				return <-lc.ch // the output ended meanwhile

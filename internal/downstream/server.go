@@ -279,21 +279,26 @@ func (s *server) startProcess(c *connection) (*stdioConn, error) {
 	cmd.SysProcAttr = childProcAttr()
 	c.stderr = &stderrLog{log: s.log}
 	cmd.Stderr = c.stderr
-	// The server's stdin is written on every call: out of the poller.
-	stdinR, stdin, err := pipe.New()
+	// The server's stdin and stdout carry every call (package pipe); its
+	// stdout is read through the poller, whose deadlines stop a lane call's
+	// read when its call ends (stdioConn).
+	stdinR, stdinW, err := pipe.New()
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdin = stdinR
-	// The server's stdout is read through the poller, whose deadlines stop
-	// a lane call's read when its call ends (stdioConn).
-	stdout, stdoutW, err := os.Pipe()
+	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
-		stdin.Close()
+		stdinW.Close()
 		return nil, err
 	}
-	cmd.Stdout = stdoutW
+	stdin, stdout, err := pipe.Ends(stdinW, stdoutR)
+	if err != nil {
+		stdinR.Close()
+		stdoutW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
 	err = cmd.Start()
 	stdinR.Close() // the server's copies are its own now
 	stdoutW.Close()

@@ -237,13 +237,18 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 	stdinR, stdin, err1 := newPipe(os.Pipe)
 	stdout, stdoutW, err2 := newPipe(os.Pipe)
 	stderr, stderrW, err3 := newPipe(os.Pipe)
-	var replyR, replies, requests, requestW *os.File
-	var err4, err5 error
+	var replyR, replyW, requestR, requestW *os.File
+	var err4, err5, err6 error
+	var replies *pipe.Writer
+	var requests *pipe.Reader
 	if rc.direct {
-		replyR, replies, err4 = newPipe(pipe.New) // written on every tool call
-		requests, requestW, err5 = newPipe(os.Pipe)
+		replyR, replyW, err4 = newPipe(pipe.New) // written on every tool call
+		requestR, requestW, err5 = newPipe(os.Pipe)
+		if err4 == nil && err5 == nil {
+			replies, requests, err6 = pipe.Ends(replyW, requestR)
+		}
 	}
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		for _, f := range files {
 			f.Close()
 		}
@@ -260,7 +265,7 @@ func (b *Backend) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Session
 		}
 	}
 	if err != nil {
-		for _, f := range []*os.File{stdin, stdout, stderr, replies, requests} {
+		for _, f := range []*os.File{stdin, stdout, stderr, replyW, requestR} {
 			if f != nil {
 				f.Close()
 			}
@@ -441,8 +446,8 @@ type session struct {
 	stderr   *os.File
 	// The direct pipes (sandbox.Direct), podman only: the write end of the
 	// container's sandbox.DirectReplyFD and the read end of its DirectRequestFD.
-	replies  *os.File
-	requests *os.File
+	replies  *pipe.Writer
+	requests *pipe.Reader
 	log      *slog.Logger
 
 	killOnce sync.Once

@@ -423,6 +423,11 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 		closeAll()
 		return nil, err
 	}
+	replies, requests, err := pipe.Ends(replyW, requestR)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
 	extra := []*os.File{configR, statusW, replyR, requestW} // fds 3 to 6 in the init
 	if rootfs != "" {
 		// A detached copy of the tree, made here by the host's user: the
@@ -478,9 +483,9 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 	}
 	if tmpl != nil {
 		// A zygote makes no requests: its children get pipes of their own.
-		replyW.Close()
-		requestR.Close()
-		replyW, requestR = nil, nil
+		replies.Close()
+		requests.Close()
+		replies, requests = nil, nil
 	}
 	if startErr != nil {
 		for _, f := range []*os.File{stdinW, stdoutR, stderrR, configW, statusR, replyW, requestR} {
@@ -489,7 +494,7 @@ func (b *Backend) spawn(id string, hostUID, hostGID int, rootfs string, tmpl *te
 		return nil, fmt.Errorf("starting init: %w", startErr)
 	}
 	return &session{
-		id: id, cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW, requests: requestR,
+		id: id, cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replies, requests: requests,
 		config: configW, status: statusR, done: make(chan struct{}),
 	}, nil
 }
@@ -523,8 +528,8 @@ type session struct {
 	stderr *os.File
 	// The direct pipes (sandbox.Direct): the write end of the command's
 	// sandbox.DirectReplyFD and the read end of its DirectRequestFD.
-	replies  *os.File
-	requests *os.File
+	replies  *pipe.Writer
+	requests *pipe.Reader
 	config   *os.File
 	status   *os.File
 	cg       *sessionCgroup

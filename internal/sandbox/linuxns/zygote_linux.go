@@ -329,6 +329,10 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 	if err != nil {
 		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
 	}
+	replies, requests, err := pipe.Ends(replyW, requestR)
+	if err != nil {
+		return nil, fmt.Errorf("native sandbox %s: %w", spec.ID, err)
+	}
 	data, _ := json.Marshal(req)
 	childFDs := append([]*os.File{stdinR, stdoutW, stderrW, statusW, goR, replyR, requestW}, mountFDs...)
 	pidfd, err := z.fork(data, childFDs...)
@@ -364,7 +368,7 @@ func (b *Backend) startForked(ctx context.Context, key, code string, args []stri
 	}
 	files = nil
 	s := &session{
-		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replyW, requests: requestR,
+		id: spec.ID, child: child, stdin: stdinW, stdout: stdoutR, stderr: stderrR, replies: replies, requests: requests,
 		cg: cg, release: release, done: make(chan struct{}),
 	}
 	go s.waitLoop()
