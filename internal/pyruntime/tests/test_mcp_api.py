@@ -163,7 +163,8 @@ class MCPAPITest(unittest.TestCase):
 
     def test_awaited_call_waits_directly_only_when_alone(self):
         # A lone awaited call skips the event loop's wake-up; anything else
-        # the loop could run (another task, a timer) keeps the loop in charge.
+        # the loop could run (another task, a timer, a watched file) keeps
+        # the loop in charge.
         # The count of tasks without building a set (_only_task) agrees
         # with all_tasks on this Python.
         out = self.run_ok("import asyncio\nfrom _codemode import rpc\nloop = asyncio.get_running_loop()\n"
@@ -173,9 +174,10 @@ class MCPAPITest(unittest.TestCase):
                           "async def other(): return alone(), only()\n"
                           "print(await asyncio.gather(other(), other()))\n"
                           "h = loop.call_later(60, print)\nprint(alone())\nh.cancel()\n"
+                          "import os\nr, w = os.pipe()\nloop.add_reader(r, print)\nprint(alone())\nloop.remove_reader(r)\n"
                           "async def timed(): return await asyncio.wait_for(mcp_files.read(i=1), 5)\n"
                           "print((await timed()).data['echo']['arguments'])")
-        self.assertEqual(out, "True True\n[(False, False), (False, False)]\nFalse\n{'i': 1}\n")
+        self.assertEqual(out, "True True\n[(False, False), (False, False)]\nFalse\nFalse\n{'i': 1}\n")
 
     def test_interrupt_of_a_lone_awaited_call(self):
         import threading

@@ -1,11 +1,13 @@
 """Frames: an interrupt never cuts one being written, and answers on the
 direct reply pipe are read whole however they arrive."""
 
+import json
 import os
 import signal
 import threading
 import time
 import unittest
+from unittest import mock
 
 import helpers  # noqa: F401 (puts the runtime on sys.path)
 from _codemode import wire
@@ -61,9 +63,76 @@ class UninterruptedTest(unittest.TestCase):
                     pass
                 raise ValueError("the block's own")
 
+    def test_a_child_forked_by_another_thread_has_it_as_main_thread(self):
+        # After a fork the forking thread is the child's main thread, the
+        # only one the host's interrupt reaches.
+        status = []
 
-if __name__ == "__main__":
-    unittest.main()
+        def fork():
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0 if wire.uninterrupted.__enter__() else 1)
+            status.append(os.waitpid(pid, 0)[1])
+
+        t = threading.Thread(target=fork)
+        t.start()
+        t.join()
+        self.assertEqual(status, [0])
+        with wire.uninterrupted as counted:  # and this process's main thread is still its own
+            self.assertTrue(counted)
+
+
+class MessageCodingTest(unittest.TestCase):
+    """Messages are encoded and decoded as json.dumps and json.loads would,
+    without their Python layers where the C encoder and scanner are there."""
+
+    MESSAGES = [
+        {"type": "rpc", "id": 1, "method": "call_tool", "params": {"server": "s", "tool": "t", "arguments": {}}},
+        {"nested": [1, 2.5, -3e300, [True, False, None], {"k": []}], "big": 2 ** 70},
+        {"text": "caf\u00e9 \u2192 \U0001f600", "quote": 'a"b\\c\n\t\x00'},
+        {"lone surrogate": "\ud800", "\udc00 key": 1},
+        {"floats": [float("nan"), float("inf"), -float("inf"), 0.1]},
+        {"tuple": (1, 2), 1: "int key", 2.5: "float key", None: "null key", True: "bool key"},
+        {},
+    ]
+
+    def codings(self):
+        yield "C encoder", wire._unchecked
+        yield "JSONEncoder", None
+
+    def test_encoded_as_json_dumps(self):
+        for name, encoder in self.codings():
+            with self.subTest(name), mock.patch.object(wire, "_unchecked", encoder):
+                for m in self.MESSAGES:
+                    want = json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+                    self.assertEqual(wire.encode_message(m), want)
+
+    def test_what_json_cannot_carry_is_refused(self):
+        loop = {}
+        loop["self"] = loop
+        for name, encoder in self.codings():
+            with self.subTest(name), mock.patch.object(wire, "_unchecked", encoder):
+                with self.assertRaisesRegex(ValueError, "Circular reference"):
+                    wire.encode_message(loop)
+                with self.assertRaisesRegex(TypeError, "not JSON serializable"):
+                    wire.encode_message({"x": object()})
+                deep = []
+                for _ in range(100000):
+                    deep = [deep]
+                with self.assertRaises(RecursionError):
+                    wire.encode_message(deep)
+
+    def test_decoded_as_json_loads(self):
+        payloads = [wire.encode_message(m) for m in self.MESSAGES[:4]] + [
+            b' {"a": 1}', b'{"a": 1}\n', b'[1, "x"]', b"3", b'"s"', b"NaN", '{"\u00e9": "\u2192"}'.encode()]
+        for p in payloads:
+            with self.subTest(p):
+                self.assertEqual(repr(wire.decode_message(p)), repr(json.loads(p)))
+
+    def test_what_is_not_json_is_refused(self):
+        for p in [b"", b"{", b'{"a": 1} x', b'{"a": 1}{}', b"\xff", b'"\xff"', b'{"a": tru}']:
+            with self.subTest(p), self.assertRaises(ValueError):
+                wire.decode_message(p)
 
 
 class DirectReplyTest(unittest.TestCase):
@@ -107,3 +176,7 @@ class DirectReplyTest(unittest.TestCase):
     def test_closed(self):
         with self.assertRaises(wire.ChannelClosed):
             self.wait_for(6, self.answer(5)[:4])
+
+
+if __name__ == "__main__":
+    unittest.main()

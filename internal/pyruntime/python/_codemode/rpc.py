@@ -7,9 +7,9 @@ them concurrently on the host) and ``call`` from synchronous code.
 
 import _thread
 import itertools
-import json
 import os
 import threading
+import weakref
 
 from . import wire
 
@@ -49,7 +49,8 @@ def _alone(loop, asyncio):
     file descriptor watched but the loop's own wake-up pipe. A loop of
     another implementation (no such attributes) is never alone."""
     try:
-        if loop._ready or loop._scheduled or len(loop._selector.get_map()) > 1:
+        # _fd_to_key is what get_map() wraps, without two Python calls.
+        if loop._ready or loop._scheduled or len(loop._selector._fd_to_key) > 1:
             return False
     except AttributeError:
         return False
@@ -63,20 +64,39 @@ def _only_task(asyncio, loop):
     other (done ones not yet freed count): what all_tasks would say,
     without building a set. The registry is 3.11's weak set, or 3.12's
     scheduled and eager tasks; a Python without them gets False."""
-    global _registries
     if _registries is None:
-        found = (getattr(asyncio.tasks, name, None) for name in ("_all_tasks", "_scheduled_tasks", "_eager_tasks"))
-        _registries = tuple(r for r in found if r is not None)
+        _find_registries(asyncio)
     count = 0
     for r in _registries:
         count += len(r)
     if count != 1:
         return False
     current = asyncio.current_task(loop)
-    return any(current in r for r in _registries)
+    for r, weak in _kinds:
+        if (weakref.ref(current) if weak else current) in r:
+            return True
+    return False
+
+
+def _find_registries(asyncio):
+    """Find asyncio's task registries, once. A weak set is kept as the set
+    of weak references it wraps (len and in on the WeakSet are Python
+    calls): while the WeakSet is being iterated that set may still hold
+    dead references, which only makes a lone task look accompanied."""
+    global _registries, _kinds
+    kinds = []
+    for name in ("_all_tasks", "_scheduled_tasks", "_eager_tasks"):
+        r = getattr(asyncio.tasks, name, None)
+        if isinstance(r, weakref.WeakSet) and isinstance(getattr(r, "data", None), set):
+            kinds.append((r.data, True))
+        elif r is not None:
+            kinds.append((r, False))
+    _kinds = tuple(kinds)
+    _registries = tuple(r for r, _ in kinds)
 
 
 _registries = None  # asyncio's task registries, found on first use
+_kinds = ()  # (registry, holds weak references) for each of them
 
 
 class _Direct:
@@ -95,7 +115,7 @@ class _Direct:
         """Return the result for request rid, dropping those of requests
         abandoned before it."""
         while True:
-            msg = json.loads(self._frame())
+            msg = wire.decode_message(self._frame())
             if msg.get("id") == rid:
                 return msg
 
@@ -185,7 +205,9 @@ class Client:
         sent = False
         try:
             with wire.uninterrupted:  # an interrupt comes once sent is true
-                wire.write_all(direct.requests, request)
+                n = os.write(direct.requests, request)  # a pipe takes a small frame whole
+                if n < len(request):
+                    wire.write_all(direct.requests, request[n:])
                 sent = True
             msg = direct.wait(rid)
         except BaseException:

@@ -5,6 +5,7 @@ Kind ``M`` carries a JSON message, ``O``/``E`` carry raw stdout/stderr bytes.
 The Go side of this format lives in internal/wire.
 """
 
+import _thread
 import json
 import os
 import struct
@@ -31,22 +32,29 @@ class Uninterrupted:
     def __init__(self):
         self._depth = 0
         self._pending = False
+        # Compared by ident: every tool call enters a block, and
+        # threading.current_thread() is two Python calls more each time.
+        self._main = threading.main_thread().ident
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self):
+        self._main = threading.main_thread().ident  # the forking thread is the child's main thread
 
     def deferred(self):
         """Whether an interrupt must wait (it is then raised at the end)."""
-        if self._depth and threading.current_thread() is threading.main_thread():
+        if self._depth and _thread.get_ident() == self._main:
             self._pending = True
             return True
         return False
 
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
+        if _thread.get_ident() == self._main:
             self._depth += 1
             return True
         return False
 
     def __exit__(self, *exc):
-        if threading.current_thread() is not threading.main_thread():
+        if _thread.get_ident() != self._main:
             return False
         self._depth -= 1
         if not self._depth and self._pending:
@@ -73,14 +81,50 @@ def frame(kind, payload):
     return _HEADER.pack(kind, len(payload)) + payload
 
 
-# json.dumps with options builds an encoder per call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# json.dumps with options builds an encoder per call, and JSONEncoder.encode
+# adds two Python calls and a fresh C encoder with its own table of the
+# containers seen (for circular references). Where this Python has the C
+# encoder, one without that table encodes every message; a circular
+# structure then ends in a RecursionError, and the full encoder says what
+# was wrong.
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_unchecked = None
+if _c_make_encoder is not None:
+    _unchecked = _c_make_encoder(None, _encoder.default, json.encoder.encode_basestring, None, _encoder.key_separator,
+                                 _encoder.item_separator, _encoder.sort_keys, _encoder.skipkeys, _encoder.allow_nan)
 
 
 def encode_message(message):
     """The payload of a message frame: compact JSON in UTF-8 (lone
     surrogates, which JSON cannot carry in UTF-8, become "?")."""
-    return _encode(message).encode("utf-8", "replace")
+    if _unchecked is None:
+        text = _encoder.encode(message)
+    else:
+        try:
+            text = "".join(_unchecked(message, 0))
+        except RecursionError:  # circular, or too deep: the full encoder says which
+            text = _encoder.encode(message)
+    return text.encode("utf-8", "replace")
+
+
+# The C scanner behind json.loads, without loads' three Python calls and two
+# regular expressions around it.
+_scan = json.JSONDecoder().scan_once
+
+
+def decode_message(payload):
+    """The message of a frame's payload (compact JSON in UTF-8, as the host
+    writes it); anything else is left to json.loads, which raises what is
+    wrong with it."""
+    try:
+        text = payload.decode("utf-8")
+        value, end = _scan(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError):
+        pass
+    return json.loads(payload)
 
 
 class Channel:
@@ -123,4 +167,4 @@ class Channel:
         kind, payload = self.recv()
         if kind != MESSAGE:
             raise ValueError("unexpected frame kind %r from host" % chr(kind))
-        return json.loads(payload)
+        return decode_message(payload)

@@ -497,7 +497,7 @@ def call_tool(server, tool, arguments=None, *args):
 
 
 async def _call_tool(server, tool, arguments=None, *args):
-    params = {"server": _name(server), "tool": tool, "arguments": arguments or {}}
+    params = {"server": server if isinstance(server, str) else _name(server), "tool": tool, "arguments": arguments or {}}
     if args:
         params["positional"] = list(args)
     try:

@@ -25,8 +25,7 @@ class ToolFunction:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        from mcp import runtime
-
+        runtime = sys.modules["mcp.runtime"]  # `from mcp import runtime` is a Python call more per tool call
         return runtime._Pending(runtime._call_tool(self._server, self._tool, kwargs, *args), *self._hints)
 
     def sync(self, *args, **kwargs):
