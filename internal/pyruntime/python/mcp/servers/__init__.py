@@ -9,6 +9,8 @@ tool, ``TOOLS`` and ``TOOL_MAP`` (the server is started on import).
 import sys
 from importlib.machinery import ModuleSpec
 
+from mcp import runtime
+
 __all__ = []
 
 
@@ -25,13 +27,10 @@ class ToolFunction:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        runtime = sys.modules["mcp.runtime"]  # `from mcp import runtime` is a Python call more per tool call
         return runtime._Pending(runtime._call_tool(self._server, self._tool, kwargs, *args), *self._hints)
 
     def sync(self, *args, **kwargs):
         """Call the tool from synchronous code."""
-        from mcp import runtime
-
         return runtime.call_tool_sync(self._server, self._tool, kwargs, *args)
 
     def __repr__(self):
@@ -52,13 +51,9 @@ class ServerProxy:
         return fn
 
     async def list_tools(self):
-        from mcp import runtime
-
         return await runtime.list_tools(self._name)
 
     def __dir__(self):
-        from mcp import runtime
-
         try:
             return sorted(t["alias"] for t in runtime.list_tools_sync(self._name))
         except Exception:
@@ -77,8 +72,6 @@ class _ServerModules:
         if not name.startswith(self.PREFIX) or "." in name[len(self.PREFIX):]:
             return None
         alias = name[len(self.PREFIX):]
-        from mcp import runtime
-
         if not any(b["alias"] == alias for b in runtime._briefs):
             return None
         return ModuleSpec(name, self)
@@ -87,8 +80,6 @@ class _ServerModules:
         return None
 
     def exec_module(self, module):
-        from mcp import runtime
-
         alias = module.__name__[len(self.PREFIX):]
         meta = runtime.describe_server_sync(alias)
         module.__doc__ = "MCP server '%s' wrappers" % meta["name"]
@@ -113,6 +104,4 @@ def __getattr__(alias):
 
 
 def __dir__():
-    from mcp import runtime
-
     return sorted(b["alias"] for b in runtime._briefs)
