@@ -88,11 +88,12 @@ def frame(kind, payload):
 # structure then ends in a RecursionError, and the full encoder says what
 # was wrong.
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-_unchecked = None
-if _c_make_encoder is not None:
-    _unchecked = _c_make_encoder(None, _encoder.default, json.encoder.encode_basestring, None, _encoder.key_separator,
-                                 _encoder.item_separator, _encoder.sort_keys, _encoder.skipkeys, _encoder.allow_nan)
+try:  # with the arguments JSONEncoder.iterencode gives it
+    _unchecked = json.encoder.c_make_encoder(None, _encoder.default, json.encoder.encode_basestring, None,
+                                             _encoder.key_separator, _encoder.item_separator, _encoder.sort_keys,
+                                             _encoder.skipkeys, _encoder.allow_nan)
+except TypeError:  # no C encoder (None), or one that takes other arguments
+    _unchecked = None
 
 
 def encode_message(message):
