@@ -125,6 +125,7 @@ func (h *harness) backends(ctx context.Context, names []string) backendResults {
 			continue
 		}
 		progress("backend %s", name)
+		settle("backend " + name)
 		if err := h.measureBackend(ctx, r); err != nil {
 			r.failed = true
 			r.missing = "failed: " + firstLine(err.Error())

@@ -177,7 +177,9 @@ func run(o options) error {
 		if !want[s.name] {
 			continue
 		}
-		sr := sectionRun{name: s.name, load0: loadavg()}
+		sr := sectionRun{name: s.name}
+		sr.waited, sr.busy = waitIdle(idleLimit)
+		sr.load0 = loadavg()
 		t0 := time.Now()
 		progress("== %s", s.name)
 		// A failed section is reported and the others still run: one broken

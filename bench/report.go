@@ -25,6 +25,8 @@ type sectionRun struct {
 	err          error
 	took         time.Duration
 	load0, load1 string
+	waited       time.Duration // for idle CPUs before it started (waitIdle)
+	busy         float64       // the CPUs' busy share when it started, -1 if unknown
 }
 
 // report is the whole Markdown output.
@@ -61,7 +63,8 @@ func (r *report) markdown() string {
 		} else {
 			b.WriteString(s.res.markdown())
 		}
-		fmt.Fprintf(&b, "\n_Section time %s; load average before %s, after %s._\n\n", s.took.Round(time.Second), s.load0, s.load1)
+		fmt.Fprintf(&b, "\n_Section time %s; it started after %s waiting for idle CPUs (%s); load average before %s, after %s._\n\n",
+			s.took.Round(time.Second), s.waited.Round(100*time.Millisecond), busyText(s.busy), s.load0, s.load1)
 	}
 	if len(r.notes) > 0 {
 		b.WriteString("Notes from this run:\n\n")
@@ -215,4 +218,12 @@ func memoryMarkdown(rs []*backendResult) string {
 	}
 	b.WriteString(table(backendHeader(rs, "resident memory"), "---:", rows))
 	return b.String()
+}
+
+// busyText says how busy the CPUs were when a section started.
+func busyText(busy float64) string {
+	if busy < 0 {
+		return "their load unknown"
+	}
+	return fmt.Sprintf("%.0f %% busy then", busy*100)
 }

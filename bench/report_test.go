@@ -24,9 +24,9 @@ func TestReportGolden(t *testing.T) {
 		loadAfter:  "2.50 2.00 1.00",
 		sections: []sectionRun{
 			{name: "context", res: fixedContext(), took: 8 * time.Second, load0: "0.10 0.20 0.30", load1: "0.50 0.30 0.30"},
-			{name: "task", res: fixedTask(), took: 9 * time.Second, load0: "0.50 0.30 0.30", load1: "0.60 0.30 0.30"},
+			{name: "task", res: fixedTask(), took: 9 * time.Second, load0: "0.50 0.30 0.30", load1: "0.60 0.30 0.30", waited: 2340 * time.Millisecond, busy: 0.04},
 			{name: "backends", res: fixedBackends(), took: 300 * time.Second, load0: "0.60 0.30 0.30", load1: "3.00 2.00 1.00"},
-			{name: "scale", err: errors.New("scale with 100 servers: starting codemode (native): EOF"), took: 2 * time.Second, load0: "3.00 2.00 1.00", load1: "2.50 2.00 1.00"},
+			{name: "scale", err: errors.New("scale with 100 servers: starting codemode (native): EOF"), took: 2 * time.Second, load0: "3.00 2.00 1.00", load1: "2.50 2.00 1.00", busy: -1},
 		},
 		notes: []string{"scale: codemode discovered 9 of 10 configured servers"},
 	}

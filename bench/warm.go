@@ -62,6 +62,7 @@ func (h *harness) warm(ctx context.Context, names []string) warmResults {
 			continue
 		}
 		progress("warm sessions: backend %s", name)
+		settle("warm sessions: backend " + name)
 		if err := h.measureWarm(ctx, r); err != nil {
 			r.failed = true
 			r.missing = "failed: " + firstLine(err.Error())
