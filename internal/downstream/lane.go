@@ -232,8 +232,7 @@ func (c *stdioConn) release(lc *laneCall) {
 	}
 	c.reader = nil
 	if c.kicked {
-		c.kicked = false
-		c.stdout.SetReadDeadline(time.Time{})
+		c.unkick()
 	}
 	if c.readErr != nil {
 		c.wakeSDK()
@@ -604,8 +603,7 @@ func (c *stdioConn) readFor(ctx context.Context, lc *laneCall) laneAnswer {
 			c.mu.Lock()
 			ended := ctx.Err() != nil // else not this call's deadline: cleared, or every read would stop at once
 			if !ended {
-				c.kicked = false
-				c.stdout.SetReadDeadline(time.Time{})
+				c.unkick()
 			}
 			c.mu.Unlock()
 			if !ended {
@@ -623,6 +621,12 @@ func (c *stdioConn) readFor(ctx context.Context, lc *laneCall) laneAnswer {
 			return <-lc.ch // endReading failed every call, this one too
 		}
 	}
+}
+
+// unkick clears the read deadline that stops a reader (c.mu held).
+func (c *stdioConn) unkick() {
+	c.kicked = false
+	c.stdout.SetReadDeadline(time.Time{})
 }
 
 // abandon stops waiting for lc, handing on its turn to read if it has it;

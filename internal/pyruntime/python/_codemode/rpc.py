@@ -67,12 +67,12 @@ def _only_task(asyncio, loop):
     if _registries is None:
         _find_registries(asyncio)
     count = 0
-    for r in _registries:
+    for r, _ in _registries:
         count += len(r)
     if count != 1:
         return False
     current = asyncio.current_task(loop)
-    for r, weak in _kinds:
+    for r, weak in _registries:
         if (weakref.ref(current) if weak else current) in r:
             return True
     return False
@@ -83,20 +83,19 @@ def _find_registries(asyncio):
     of weak references it wraps (len and in on the WeakSet are Python
     calls): while the WeakSet is being iterated that set may still hold
     dead references, which only makes a lone task look accompanied."""
-    global _registries, _kinds
-    kinds = []
+    global _registries
+    found = []
     for name in ("_all_tasks", "_scheduled_tasks", "_eager_tasks"):
         r = getattr(asyncio.tasks, name, None)
         if isinstance(r, weakref.WeakSet) and isinstance(getattr(r, "data", None), set):
-            kinds.append((r.data, True))
+            found.append((r.data, True))
         elif r is not None:
-            kinds.append((r, False))
-    _kinds = tuple(kinds)
-    _registries = tuple(r for r, _ in kinds)
+            found.append((r, False))
+    _registries = tuple(found)
 
 
-_registries = None  # asyncio's task registries, found on first use
-_kinds = ()  # (registry, holds weak references) for each of them
+# asyncio's task registries, found on first use: (set, holds weak references).
+_registries = None
 
 
 class _Direct:
@@ -205,9 +204,7 @@ class Client:
         sent = False
         try:
             with wire.uninterrupted:  # an interrupt comes once sent is true
-                n = os.write(direct.requests, request)  # a pipe takes a small frame whole
-                if n < len(request):
-                    wire.write_all(direct.requests, request[n:])
+                wire.write_all(direct.requests, request)
                 sent = True
             msg = direct.wait(rid)
         except BaseException:

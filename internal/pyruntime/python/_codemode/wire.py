@@ -69,11 +69,12 @@ uninterrupted = Uninterrupted()
 
 def write_all(fd, data):
     """Write all of data to fd: a whole frame, never part of one."""
-    view = memoryview(data)
     with uninterrupted:
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        n = os.write(fd, data)  # a pipe takes a small frame whole
+        if n < len(data):
+            view = memoryview(data)[n:]
+            while view:
+                view = view[os.write(fd, view):]
 
 
 def frame(kind, payload):
